@@ -1,0 +1,433 @@
+"""MicroAllocator: the sequence of arena allocations TFLM's MicroAllocator makes.
+
+Every struct TFLM places in the arena is allocated here with the size and alignment the
+target profile gives, in TFLM's order, so head, tail and temporaries match byte for
+byte. The Python objects that stand for those structs (eval tensors, nodes, temporary
+tensors) live outside the arena; tensor *data* lives inside it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from micro_runtime import schema
+from micro_runtime.errors import InterpreterStateError, KernelError, ModelError
+from micro_runtime.model import Model, Quantization, TensorSpec
+from micro_runtime.targets import Target
+
+from .allocation_info import AllocationInfo, ScratchBufferRequest, build_allocation_info
+from .arena import BUFFER_ALIGNMENT, Arena, align_up
+from .planners import GreedyMemoryPlanner, LinearMemoryPlanner, MemoryPlanner
+
+#: Scratch-buffer requests one operator may make (TFLM's kMaxScratchBuffersPerOp).
+MAX_SCRATCH_BUFFERS_PER_OP = 12
+
+
+@dataclass
+class EvalTensor:
+    """A tensor at run time (TFLM's TfLiteEvalTensor): its type, shape and data.
+
+    ``data`` is the constant data (a view on the model) or, once the memory plan is
+    committed, a numpy view of the arena at ``address``."""
+
+    spec: TensorSpec
+    nbytes: int
+    address: Optional[int] = None
+    data: Optional[np.ndarray] = None
+
+    @property
+    def index(self) -> int:
+        return self.spec.index
+
+    @property
+    def type(self) -> int:
+        return self.spec.type
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.spec.dtype
+
+    @property
+    def shape(self):
+        return self.spec.shape
+
+    @property
+    def is_constant(self) -> bool:
+        return self.spec.data is not None
+
+    @property
+    def is_variable(self) -> bool:
+        return self.spec.is_variable
+
+
+@dataclass
+class TempTensor:
+    """A TfLiteTensor handed to a kernel during prepare (or invoke): the tensor's type,
+    shape, quantization and, for constants, data. It occupies temporary arena memory
+    until released with ``ctx.release(tensor)``."""
+
+    spec: TensorSpec
+    data: Optional[np.ndarray]
+    struct_address: int
+    quant_addresses: Sequence[int] = ()
+
+    # -- convenience accessors kernels use --
+    @property
+    def index(self) -> int:
+        return self.spec.index
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def type(self) -> int:
+        return self.spec.type
+
+    @property
+    def type_name(self) -> str:
+        return self.spec.type_name
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.spec.dtype
+
+    @property
+    def shape(self):
+        return self.spec.shape
+
+    @property
+    def is_variable(self) -> bool:
+        return self.spec.is_variable
+
+    @property
+    def is_constant(self) -> bool:
+        return self.spec.data is not None
+
+    @property
+    def quantization(self) -> Optional[Quantization]:
+        return self.spec.quantization
+
+    @property
+    def scale(self) -> float:
+        """TfLiteTensor.params.scale (0.0 without quantization)."""
+        q = self.spec.quantization
+        return float(q.scales[0]) if q is not None else 0.0
+
+    @property
+    def zero_point(self) -> int:
+        """TfLiteTensor.params.zero_point (0 without quantization)."""
+        q = self.spec.quantization
+        return int(np.int32(q.zero_points[0])) if q is not None else 0
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.spec.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return tensor_bytes(self.spec)
+
+
+@dataclass
+class NodeAllocation:
+    """An operator at run time (TFLM's NodeAndRegistration)."""
+
+    index: int
+    subgraph_index: int
+    spec: Any                      #: OperatorSpec
+    registration: Any = None       #: the kernel
+    user_data: Any = None          #: what the kernel's init returned (its OpData)
+    input_arrays: List[Optional[np.ndarray]] = field(default_factory=list)
+    output_arrays: List[Optional[np.ndarray]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def inputs(self):
+        return self.spec.inputs
+
+    @property
+    def outputs(self):
+        return self.spec.outputs
+
+    @property
+    def intermediates(self):
+        return self.spec.intermediates
+
+    @property
+    def params(self):
+        return self.spec.params
+
+    @property
+    def custom_options(self) -> Optional[bytes]:
+        return self.spec.custom_options
+
+
+@dataclass
+class SubgraphAllocation:
+    tensors: List[EvalTensor]
+    nodes: List[NodeAllocation]
+
+
+@dataclass
+class PlannedBuffer:
+    """A buffer of the committed memory plan: where it is and when it is alive."""
+
+    kind: str              #: "tensor" or "scratch"
+    subgraph: int
+    index: int             #: tensor index, or scratch request index
+    bytes: int             #: requested bytes
+    size: int              #: bytes given to the planner (aligned to 16)
+    first_used: int
+    last_used: int
+    offset: int            #: bytes from the start of the head
+    offline: bool
+
+
+def tensor_bytes(spec: TensorSpec) -> int:
+    """Bytes TFLM reserves for a tensor: elements x TfLiteTypeSizeOf(type)."""
+    size = schema.TYPE_SIZES.get(spec.type)
+    if size is None:
+        raise ModelError(f"{spec.describe()}: tensor type {spec.type_name} is not supported by "
+                         "TFLM (TfLiteTypeSizeOf fails)")
+    count = 1
+    for d in spec.shape:
+        if d < 0:
+            raise ModelError(f"{spec.describe()}: shape {spec.shape} has a negative (dynamic) "
+                             "dimension; TFLM supports static shapes only")
+        count *= d
+    return count * size
+
+
+class MicroAllocator:
+    """TFLM's MicroAllocator over an :class:`Arena`, with struct sizes from ``target``.
+
+    ``planner`` is ``"greedy"`` (TFLM's default) or ``"linear"`` (TFLM's
+    preserve-all-tensors mode). Construction makes TFLM's start-up allocations: the arena
+    allocator object, the planner object and the allocator object, all in the tail.
+    """
+
+    arena_struct = "SingleArenaBufferAllocator"
+    allocator_struct = "MicroAllocator"
+
+    def __init__(self, arena: Arena, target: Target, planner: str = "greedy"):
+        if planner not in ("greedy", "linear"):
+            raise ValueError(f"unknown planner {planner!r}")
+        self.arena = arena
+        self.target = target
+        self.planner_kind = planner
+        self.model_is_allocating = False
+        self.scratch_requests: List[ScratchBufferRequest] = []
+        self.scratch_addresses: List[int] = []
+        self.max_head_usage = 0
+        self.plan: List[PlannedBuffer] = []
+        self.planner: Optional[MemoryPlanner] = None
+        self._scratch_head = 0
+        self._allocate_struct(self.arena_struct)
+        self._allocate_struct("GreedyMemoryPlanner" if planner == "greedy" else "LinearMemoryPlanner")
+        self._allocate_struct(self.allocator_struct)
+
+    # ----------------------------------------------------------------- helpers
+    def _allocate_struct(self, name: str, count: int = 1) -> int:
+        size, align = self.target.struct(name)
+        return self.arena.allocate_persistent(size * count, align)
+
+    @property
+    def preserves_all_tensors(self) -> bool:
+        return self.planner_kind == "linear"
+
+    # ------------------------------------------------------- model allocation
+    def start_model_allocation(self, model: Model) -> List[SubgraphAllocation]:
+        """Allocate the per-model structs: builtin-data allocator, scratch-request
+        buffer (head), subgraph table, eval tensors and node structs."""
+        if self.model_is_allocating:
+            raise InterpreterStateError("Model allocation started before finishing previously "
+                                        "allocated model")
+        self.model_is_allocating = True
+        self._allocate_struct("MicroBuiltinDataAllocator")
+        self.scratch_requests = []
+        self._scratch_head = self.arena.resize_head(
+            self.target.sizeof("ScratchBufferRequest") * MAX_SCRATCH_BUFFERS_PER_OP,
+            self.target.alignof("ScratchBufferRequest"))
+        self._allocate_struct("SubgraphAllocations", len(model.subgraphs))
+        if model.has_compression():
+            raise ModelError("the model carries TFLM compression metadata; compressed "
+                             "tensors are not supported by micro-runtime yet")
+        tensors = self.allocate_eval_tensors(model)
+        nodes = self.allocate_node_and_registrations(model)
+        return [SubgraphAllocation(t, n) for t, n in zip(tensors, nodes)]
+
+    def allocate_eval_tensors(self, model: Model) -> List[List[EvalTensor]]:
+        out = []
+        for sg in model.subgraphs:
+            self._allocate_struct("TfLiteEvalTensor", len(sg.tensors))
+            out.append([EvalTensor(spec, tensor_bytes(spec), data=spec.data) for spec in sg.tensors])
+        return out
+
+    def allocate_node_and_registrations(self, model: Model) -> List[List[NodeAllocation]]:
+        out = []
+        for s, sg in enumerate(model.subgraphs):
+            self._allocate_struct("NodeAndRegistration", len(sg.operators))
+            out.append([NodeAllocation(i, s, op) for i, op in enumerate(sg.operators)])
+        return out
+
+    def allocate_builtin_data(self, struct: str) -> int:
+        """The options struct TFLM's flatbuffer parser allocates for an operator."""
+        return self._allocate_struct(struct)
+
+    def allocate_persistent_buffer(self, nbytes: int) -> int:
+        """Persistent memory for a kernel (or the interpreter), 16-byte aligned."""
+        return self.arena.allocate_persistent(int(nbytes), BUFFER_ALIGNMENT)
+
+    # ------------------------------------------------------------- scratch
+    def request_scratch_buffer(self, nbytes: int, subgraph_index: int) -> int:
+        pending = sum(1 for r in self.scratch_requests if r.node_idx == -1)
+        if pending >= MAX_SCRATCH_BUFFERS_PER_OP:
+            raise KernelError(f"Scratch buffer request exceeds limit per operator "
+                              f"({MAX_SCRATCH_BUFFERS_PER_OP})")
+        self.scratch_requests.append(ScratchBufferRequest(int(nbytes), -1, subgraph_index))
+        return len(self.scratch_requests) - 1
+
+    def finish_prepare_node(self, node_index: int) -> None:
+        """After an operator's prepare: drop its temporaries, give its scratch requests
+        their operator, and make room in the head for the next operator's requests."""
+        self.arena.reset_temp()
+        for r in self.scratch_requests:
+            if r.node_idx == -1:
+                r.node_idx = node_index
+        self.arena.resize_head(
+            self.target.sizeof("ScratchBufferRequest")
+            * (len(self.scratch_requests) + MAX_SCRATCH_BUFFERS_PER_OP),
+            self.target.alignof("ScratchBufferRequest"))
+
+    # --------------------------------------------------------- temp tensors
+    def allocate_temp_tensor(self, spec: TensorSpec, eval_tensor: EvalTensor) -> TempTensor:
+        address = self._allocate_temp_struct("TfLiteTensor")
+        quant = self.populate_tensor_quantization(spec, temp=True)
+        return TempTensor(spec, eval_tensor.data, address, quant)
+
+    def deallocate_temp_tensor(self, tensor: TempTensor) -> None:
+        for address in reversed(tensor.quant_addresses):
+            self.arena.deallocate_temp(address)
+        self.arena.deallocate_temp(tensor.struct_address)
+
+    def _allocate_temp_struct(self, name: str, count: int = 1) -> int:
+        size, align = self.target.struct(name)
+        return self.arena.allocate_temp(size * count, align)
+
+    def populate_tensor_quantization(self, spec: TensorSpec, temp: bool) -> List[int]:
+        """TfLiteAffineQuantization and its zero-point array, when the tensor is
+        quantized. Returns the addresses (zero point array last)."""
+        q = spec.quantization
+        if q is None:
+            return []
+        channels = int(q.scales.size)
+        int_array = self.target.sizeof("TfLiteIntArray") + 4 * channels
+        int_align = self.target.alignof("TfLiteIntArray")
+        if temp:
+            a = self._allocate_temp_struct("TfLiteAffineQuantization")
+            b = self.arena.allocate_temp(int_array, int_align)
+        else:
+            a = self._allocate_struct("TfLiteAffineQuantization")
+            b = self.arena.allocate_persistent(int_array, int_align)
+        # TFLM deallocates the zero-point array first, then the struct.
+        return [a, b]
+
+    def allocate_persistent_tensor(self, spec: TensorSpec, eval_tensor: EvalTensor) -> TempTensor:
+        """A TfLiteTensor kept for the life of the model (interpreter inputs/outputs)."""
+        address = self.allocate_persistent_tensor_struct()
+        self.populate_tensor_quantization(spec, temp=False)
+        return TempTensor(spec, eval_tensor.data, address, ())
+
+    def allocate_persistent_tensor_struct(self) -> int:
+        return self._allocate_struct("TfLiteTensor")
+
+    def reset_temp_allocations(self) -> None:
+        self.arena.reset_temp()
+
+    # ------------------------------------------------------------- planning
+    def finish_model_allocation(self, model: Model, subgraphs: List[SubgraphAllocation]) -> None:
+        """Scratch-buffer handles, variable tensors, then the static memory plan."""
+        if not self.model_is_allocating:
+            raise InterpreterStateError("Model allocation finished before starting allocating model")
+        if self.scratch_requests:
+            self._allocate_struct("ScratchBufferHandle", len(self.scratch_requests))
+        self.commit_static_memory_plan(model, subgraphs)
+        self.model_is_allocating = False
+
+    def allocate_variables(self, subgraph: SubgraphAllocation, offline_offsets, base: int) -> None:
+        for i, tensor in enumerate(subgraph.tensors):
+            if tensor.is_variable and (offline_offsets is None or offline_offsets[base + i] == -1):
+                tensor.address = self.arena.allocate_persistent(tensor.nbytes, BUFFER_ALIGNMENT)
+
+    def commit_static_memory_plan(self, model: Model, subgraphs: List[SubgraphAllocation]) -> None:
+        arena, target = self.arena, self.target
+        n_tensors = sum(len(s.tensors) for s in subgraphs)
+        offsets_address = arena.allocate_temp(target.sizeof("size_t") * len(subgraphs),
+                                              target.alignof("size_t"))
+        info_address = arena.allocate_temp(
+            target.sizeof("AllocationInfo") * (n_tensors + len(self.scratch_requests)),
+            target.alignof("AllocationInfo"))
+        offline = model.offline_planned_offsets()
+        base = 0
+        for sg in subgraphs:
+            self.allocate_variables(sg, offline, base)
+            base += len(sg.tensors)
+        infos = build_allocation_info(model, [s.tensors for s in subgraphs],
+                                      self.scratch_requests, offline)
+        planned = [info for info in infos if info.needs_allocating]
+        planner = self._make_planner(len(planned))
+        for info in planned:
+            planner.add_buffer(align_up(info.bytes, BUFFER_ALIGNMENT), info.first_created,
+                               info.last_used, info.offline_offset)
+        offsets = planner.offsets()
+        head_start = arena.buffer_head
+        self.plan = []
+        for info, offset in zip(planned, offsets):
+            address = head_start + offset
+            if info.kind == "tensor":
+                subgraphs[info.subgraph].tensors[info.index].address = address
+            self.plan.append(PlannedBuffer(info.kind, info.subgraph, info.index, info.bytes,
+                                           align_up(info.bytes, BUFFER_ALIGNMENT),
+                                           info.first_created, info.last_used, offset,
+                                           info.offline_offset != -1))
+        self.scratch_addresses = [0] * len(self.scratch_requests)
+        for pb in self.plan:
+            if pb.kind == "scratch":
+                self.scratch_addresses[pb.index] = head_start + pb.offset
+        self.planner = planner
+        arena.deallocate_temp(info_address)
+        arena.deallocate_temp(offsets_address)
+        arena.reset_temp()
+        arena.resize_head(0, 1)
+        head_usage = planner.maximum_size()
+        self.max_head_usage = max(self.max_head_usage, head_usage)
+        arena.resize_head(self.max_head_usage, BUFFER_ALIGNMENT)
+
+    def _make_planner(self, buffer_count: int) -> MemoryPlanner:
+        if self.planner_kind == "greedy":
+            planner = GreedyMemoryPlanner()
+            capacity = self.arena.reserve_planner_scratch(planner.per_buffer_scratch_bytes,
+                                                          buffer_count)
+            planner.max_buffer_count = capacity // planner.per_buffer_scratch_bytes
+            return planner
+        self.arena.reserve_planner_scratch(0, 0)
+        planner = LinearMemoryPlanner()
+        if buffer_count > planner.max_buffer_count:
+            raise ModelError(f"Too many buffers (max is {planner.max_buffer_count}): the linear "
+                             f"planner of TFLM holds at most {planner.max_buffer_count} buffers, "
+                             f"this model needs {buffer_count}")
+        return planner
+
+    # ---------------------------------------------------------------- figures
+    @property
+    def used_bytes(self) -> int:
+        return self.arena.used_bytes

@@ -1,0 +1,286 @@
+"""The tensor arena: one ``bytearray`` split into head, temporary and tail sections.
+
+Addresses are byte offsets from the arena's start, which is taken to be 16-byte
+aligned (TFLM users declare the arena ``alignas(16)``; the tflite_micro package gets it
+from ``new[]``)::
+
+    0            head            temp ->                 <- tail          size
+    [ non-persistent (planned) | temporaries ...   free   | persistent ... ]
+
+* the **head** holds every non-persistent buffer at its planned offset; while a model is
+  being prepared it is a resizable buffer holding the kernels' scratch-buffer requests;
+* **temporaries** sit above the head and vanish at each reset;
+* the **tail** grows down from the end and holds everything persistent.
+
+The rules are those of TFLM's SingleArenaBufferAllocator: a persistent allocation
+aligns the new tail *down*, a temporary aligns the temp pointer *up*, and a resize of the
+head is only allowed while no temporary is outstanding.
+
+Every call is also appended to :attr:`Arena.trace`. The sequence of calls a model makes
+does not depend on the arena size, so replaying the trace (:func:`min_arena_bytes`) gives
+the exact smallest arena that works, including the temporaries' peak.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from micro_runtime.errors import ArenaTooSmallError, InterpreterStateError
+
+#: Alignment of every arena buffer (TFLM's MicroArenaBufferAlignment()).
+BUFFER_ALIGNMENT = 16
+
+
+def align_up(value: int, alignment: int) -> int:
+    """Smallest multiple of ``alignment`` that is >= ``value``."""
+    return -(-value // alignment) * alignment
+
+
+def align_down(value: int, alignment: int) -> int:
+    """Largest multiple of ``alignment`` that is <= ``value``."""
+    return (value // alignment) * alignment
+
+
+# Trace opcodes (see Arena.trace).
+PERSISTENT, TEMP, DEALLOC_TEMP, RESET_TEMP, RESIZE, PLANNER = range(6)
+
+
+@dataclass
+class ArenaStats:
+    """High-water marks of the three sections over the arena's life (bytes)."""
+
+    head_peak: int = 0        #: largest head (non-persistent section) seen
+    temp_peak: int = 0        #: largest end of the temporaries, measured from the start
+    tail_peak: int = 0        #: largest tail (persistent section) seen
+    total_peak: int = 0       #: largest max(head, temp) + tail at any moment
+
+
+class Arena:
+    """Byte-exact emulation of TFLM's single-arena buffer allocator.
+
+    ``size`` is the arena size in bytes as the user gives it. With ``materialize=False``
+    no bytes are allocated: the bookkeeping alone runs (used to replay traces).
+    """
+
+    def __init__(self, size: int, materialize: bool = True):
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool):
+            raise TypeError("arena size must be an int")
+        size = int(size)
+        if size < 0:
+            raise ValueError("arena size must be >= 0")
+        self.size = size
+        self.buffer: Optional[bytearray] = bytearray(size) if materialize else None
+        self.buffer_head = 0
+        self.buffer_tail = size
+        self.head = 0
+        self.tail = size
+        self.temp = 0
+        self._temp_count = 0
+        self._temp_checksum = 0
+        self.trace: List[Tuple[int, ...]] = []
+        self.stats = ArenaStats()
+
+    # ------------------------------------------------------------------ figures
+    @property
+    def head_bytes(self) -> int:
+        """Bytes of the head section (the planned non-persistent buffers)."""
+        return self.head - self.buffer_head
+
+    @property
+    def non_persistent_used_bytes(self) -> int:
+        """max(head, temp) measured from the arena start, as TFLM reports 'head'."""
+        return max(self.head, self.temp) - self.buffer_head
+
+    @property
+    def persistent_used_bytes(self) -> int:
+        """Bytes of the tail section."""
+        return self.buffer_tail - self.tail
+
+    @property
+    def used_bytes(self) -> int:
+        return self.non_persistent_used_bytes + self.persistent_used_bytes
+
+    def available_bytes(self, alignment: int) -> int:
+        """Bytes between the aligned temp pointer and the aligned tail."""
+        return align_down(self.tail, alignment) - align_up(self.temp, alignment)
+
+    def _note(self) -> None:
+        s = self.stats
+        head = self.head - self.buffer_head
+        temp = self.temp - self.buffer_head
+        tail = self.buffer_tail - self.tail
+        if head > s.head_peak:
+            s.head_peak = head
+        if temp > s.temp_peak:
+            s.temp_peak = temp
+        if tail > s.tail_peak:
+            s.tail_peak = tail
+        total = max(head, temp) + tail
+        if total > s.total_peak:
+            s.total_peak = total
+
+    # ------------------------------------------------------------- allocations
+    def allocate_persistent(self, size: int, alignment: int) -> int:
+        """Take ``size`` bytes from the tail; returns the buffer's address."""
+        self.trace.append((PERSISTENT, size, alignment))
+        address = align_down(self.tail - size, alignment)
+        if address < self.head:
+            missing = self.head - address
+            raise ArenaTooSmallError(
+                f"Failed to allocate tail memory. Requested: {size}, "
+                f"available {size - missing}, missing: {missing}",
+                requested=size, available=size - missing, missing=missing)
+        self.tail = address
+        self._note()
+        return address
+
+    def allocate_temp(self, size: int, alignment: int) -> int:
+        """Take ``size`` bytes above the head, until the next :meth:`reset_temp`."""
+        self.trace.append((TEMP, size, alignment))
+        address = align_up(self.temp, alignment)
+        available = self.tail - address
+        if available < size:
+            raise ArenaTooSmallError(
+                f"Failed to allocate temp memory. Requested: {size}, "
+                f"available {available}, missing: {size - available}",
+                requested=size, available=available, missing=size - available)
+        self.temp = address + size
+        self._temp_count += 1
+        self._temp_checksum ^= address
+        self._note()
+        return address
+
+    def deallocate_temp(self, address: int) -> None:
+        self.trace.append((DEALLOC_TEMP, address))
+        self._temp_count -= 1
+        self._temp_checksum ^= address
+
+    def all_temp_deallocated(self) -> bool:
+        return self._temp_count == 0 and self._temp_checksum == 0
+
+    def reset_temp(self) -> None:
+        """Drop every temporary; all of them must have been deallocated."""
+        self.trace.append((RESET_TEMP,))
+        if not self.all_temp_deallocated():
+            raise InterpreterStateError(
+                f"internal error: {self._temp_count} temporary buffer(s) still allocated "
+                "when the temporaries were reset (a kernel did not release a temp tensor)")
+        self.temp = self.head
+
+    def resize_head(self, size: int, alignment: int) -> int:
+        """Make the head exactly ``size`` bytes (after aligning its start). Returns its address."""
+        self.trace.append((RESIZE, size, alignment))
+        if self.head != self.temp:
+            raise InterpreterStateError(
+                "internal error: the head was resized while temporaries were outstanding")
+        start = align_up(self.buffer_head, alignment)
+        available = self.tail - start
+        if available < size:
+            raise ArenaTooSmallError(
+                f"Failed to resize buffer. Requested: {size}, available {available}, "
+                f"missing: {size - available}",
+                requested=size, available=available, missing=size - available)
+        self.head = start + size
+        self.temp = self.head
+        self._note()
+        return start
+
+    def reserve_planner_scratch(self, per_buffer_bytes: int, buffer_count: int) -> int:
+        """Hand every free byte to a memory planner as its scratch, as TFLM does, and
+        check that it can hold ``buffer_count`` buffers of ``per_buffer_bytes`` each.
+
+        Returns the scratch size. The scratch is a temporary: it is gone after the
+        next :meth:`reset_temp`.
+        """
+        self.trace.append((PLANNER, per_buffer_bytes, buffer_count))
+        remaining = self.available_bytes(BUFFER_ALIGNMENT)
+        address = align_up(self.temp, BUFFER_ALIGNMENT)
+        if remaining < 0:
+            raise ArenaTooSmallError(
+                f"Failed to allocate temp memory. Requested: {remaining}, available 0, "
+                f"missing: {-remaining}", requested=0, available=0, missing=-remaining)
+        if per_buffer_bytes and remaining // per_buffer_bytes < buffer_count:
+            needed = per_buffer_bytes * buffer_count
+            raise ArenaTooSmallError(
+                f"Too many buffers (max is {remaining // per_buffer_bytes}): the memory "
+                f"planner needs {needed} bytes of scratch for {buffer_count} buffers. "
+                f"Requested: {needed}, available {remaining}, missing: {needed - remaining}",
+                requested=needed, available=remaining, missing=needed - remaining)
+        # The planner only touches per_buffer_bytes * buffer_count of its scratch: that
+        # is what the high-water marks record. The whole free space stays taken until
+        # the next reset, as in TFLM.
+        self.temp = address + per_buffer_bytes * buffer_count
+        self._note()
+        self.temp = address + remaining
+        return remaining
+
+    # ----------------------------------------------------------------- data
+    def view(self, address: int, dtype: np.dtype, count: int) -> np.ndarray:
+        """A numpy view of ``count`` elements of ``dtype`` at ``address`` (zero copy)."""
+        if self.buffer is None:
+            raise InterpreterStateError("this arena holds no bytes (bookkeeping only)")
+        return np.frombuffer(self.buffer, dtype=dtype, count=count, offset=address)
+
+
+def replay(trace: List[Tuple[int, ...]], size: int) -> Arena:
+    """Run a recorded call sequence on a bookkeeping-only arena of ``size`` bytes.
+
+    Raises :class:`ArenaTooSmallError` where a real run would.
+    """
+    arena = Arena(size, materialize=False)
+    addresses = []  # temp addresses, in allocation order, to deallocate the same ones
+    for entry in trace:
+        op = entry[0]
+        if op == PERSISTENT:
+            arena.allocate_persistent(entry[1], entry[2])
+        elif op == TEMP:
+            addresses.append(arena.allocate_temp(entry[1], entry[2]))
+        elif op == DEALLOC_TEMP:
+            # Temporaries are released by address; addresses shift with the arena size
+            # only through the tail, never for temps, so the recorded address is valid.
+            arena.deallocate_temp(entry[1])
+        elif op == RESET_TEMP:
+            arena.reset_temp()
+        elif op == RESIZE:
+            arena.resize_head(entry[1], entry[2])
+        elif op == PLANNER:
+            arena.reserve_planner_scratch(entry[1], entry[2])
+    return arena
+
+
+def fits(trace: List[Tuple[int, ...]], size: int) -> bool:
+    """True when every call of ``trace`` succeeds in an arena of ``size`` bytes."""
+    try:
+        replay(trace, size)
+    except ArenaTooSmallError:
+        return False
+    return True
+
+
+def min_arena_bytes(trace: List[Tuple[int, ...]], upper_bound: Optional[int] = None) -> int:
+    """The smallest arena size (bytes) in which ``trace`` runs without a failure.
+
+    The answer is exact: a binary search over sizes, then a scan of the 16 sizes below
+    the boundary, because alignment makes success depend on the size modulo 16.
+    """
+    low = 0
+    high = upper_bound if upper_bound is not None else 1024
+    while not fits(trace, high):
+        low = high
+        high *= 2
+        if high > (1 << 40):
+            raise ArenaTooSmallError("no arena size fits this model", 0, 0, 0)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(trace, mid):
+            high = mid
+        else:
+            low = mid
+    best = high
+    for size in range(max(0, high - BUFFER_ALIGNMENT), high):
+        if fits(trace, size):
+            best = size
+            break
+    return best

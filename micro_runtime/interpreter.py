@@ -1,0 +1,432 @@
+"""MicroInterpreter: TFLM's interpreter loop over the emulated arena.
+
+``allocate_tensors()`` runs TFLM's sequence: model structs, builtin options, every
+kernel's init, every kernel's prepare, the static memory plan, the interpreter's input
+and output tensors, then a reset of variable tensors. ``invoke()`` runs the kernels in
+order; each reads and writes numpy views of the arena, so a tensor really lives at its
+planned offset and a wrong plan corrupts results as it would on the device.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Callable, List, Optional, Union
+
+import numpy as np
+
+from arena.allocator import MicroAllocator, SubgraphAllocation
+from arena.arena import Arena, min_arena_bytes
+
+from . import schema
+from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
+from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
+                     MicroRuntimeError, ModelError)
+from .model import Model, load_model
+from .op_resolver import OpResolver, default_op_resolver
+from .targets import DEFAULT_TARGET, Target, get_target
+
+ErrorReporter = Callable[[str], None]
+
+
+def stderr_reporter(message: str) -> None:
+    """The default error reporter: TFLM's MicroPrintf writes to stderr."""
+    sys.stderr.write(message.rstrip("\n") + "\n")
+
+
+class _Guard:
+    """Refuses a second thread entering the interpreter while it is busy."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            raise InterpreterStateError(
+                "the interpreter is already in use by another thread; a MicroInterpreter "
+                "must not be used from concurrent threads (create one per thread)")
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+        return False
+
+
+class MicroInterpreter:
+    """Runs a model in an emulated TFLM tensor arena.
+
+    ``model``: a path, bytes or a loaded :class:`Model`. ``arena_size``: bytes (default:
+    ten times the model size, like the tflite_micro package). ``target``: ``"host64"`` or
+    ``"mcu32"`` (struct sizes). ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
+    preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
+    accounting for :meth:`print_allocations`.
+    """
+
+    def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
+                 arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
+                 planner: str = "greedy", recording: bool = False,
+                 num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None):
+        self.model = model if isinstance(model, Model) else load_model(model)
+        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver()
+        self.target = get_target(target)
+        self.error_reporter = error_reporter or stderr_reporter
+        if planner not in ("greedy", "linear"):
+            raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")
+        self.planner = planner
+        self.recording = bool(recording)
+        if arena_size is None:
+            arena_size = len(self.model.raw) * 10
+        if isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer)) or arena_size < 0:
+            raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
+        self.arena_size = int(arena_size)
+        self._guard = _Guard()
+        self._allocated = False
+        self._invoked = False
+        self._failed: Optional[BaseException] = None
+        self.subgraphs: List[SubgraphAllocation] = []
+        self.input_tensors = []
+        self.output_tensors = []
+        self._inputs: List[np.ndarray] = []
+        self._outputs: List[np.ndarray] = []
+        self.resource_variables = None
+
+        # Unknown operators are reported all at once, before any allocation.
+        self.op_resolver.check(self.model)
+        self._check_tensor_sizes()
+        self.arena = self._make_arena(self.arena_size)
+        try:
+            self.allocator = self._make_allocator()
+            self.num_resource_variables = int(num_resource_variables)
+            if self.num_resource_variables > 0:
+                from kernels.resource_variables import MicroResourceVariables
+                self.resource_variables = MicroResourceVariables.create(
+                    self.allocator, self.num_resource_variables)
+        except ArenaTooSmallError as e:
+            self._report(str(e))
+            raise self._with_min_arena(e) from None
+        self.ctx = KernelContext(self)
+
+    # -------------------------------------------------------------- set up
+    def _make_arena(self, size: int) -> Arena:
+        if self.recording:
+            from recording.allocator import RecordingArena
+            return RecordingArena(size)
+        return Arena(size)
+
+    def _make_allocator(self) -> MicroAllocator:
+        if self.recording:
+            from recording.allocator import RecordingMicroAllocator
+            return RecordingMicroAllocator(self.arena, self.target, self.planner)
+        return MicroAllocator(self.arena, self.target, self.planner)
+
+    def _check_tensor_sizes(self) -> None:
+        """Reject tensors whose byte size cannot fit in the arena before allocating."""
+        from arena.allocator import tensor_bytes
+        for sg in self.model.subgraphs:
+            for spec in sg.tensors:
+                nbytes = tensor_bytes(spec)
+                if spec.data is None and nbytes > self.arena_size:
+                    raise ArenaTooSmallError(
+                        f"{spec.describe()} of shape {spec.shape} needs {nbytes} bytes, more than "
+                        f"the whole arena ({self.arena_size} bytes)",
+                        requested=nbytes, available=self.arena_size,
+                        missing=nbytes - self.arena_size, arena_bytes=self.arena_size)
+
+    def _report(self, message: str) -> None:
+        try:
+            self.error_reporter(message)
+        except Exception:  # a broken reporter must not hide the real error
+            pass
+
+    # ------------------------------------------------------------ allocate
+    def allocate_tensors(self) -> None:
+        """Plan and allocate the arena; run every kernel's init and prepare."""
+        with self._guard:
+            if self._allocated:
+                return
+            if self._failed is not None:
+                raise InterpreterStateError(f"allocate_tensors() failed before: {self._failed}")
+            try:
+                self._allocate()
+            except ArenaTooSmallError as e:
+                self._failed = e
+                self._report(str(e))
+                raise self._with_min_arena(e) from None
+            except MicroRuntimeError as e:
+                self._failed = e
+                self._report(str(e))
+                raise
+
+    def _allocate(self) -> None:
+        model, allocator, ctx = self.model, self.allocator, self.ctx
+        self.subgraphs = allocator.start_model_allocation(model)
+
+        # Registrations and builtin options (TFLM's parser allocates them in the tail).
+        for sg in self.subgraphs:
+            for node in sg.nodes:
+                spec = node.spec
+                node.registration = self.op_resolver.find(spec.builtin_code, spec.custom_code)
+                if spec.builtin_code != schema.BuiltinOperator.CUSTOM:
+                    if spec.custom_options is not None:
+                        raise ModelError(f"{spec.describe()}: Unsupported behavior: found builtin "
+                                         f"operator {spec.name} with custom options")
+                    if spec.params.struct is not None:
+                        allocator.allocate_builtin_data(spec.params.struct)
+
+        ctx.state = INIT
+        for s, sg in enumerate(self.subgraphs):
+            ctx.subgraph_index = s
+            for node in sg.nodes:
+                ctx.node = node
+                node.user_data = node.registration.init(ctx, node)
+
+        ctx.state = PREPARE
+        for s, sg in enumerate(self.subgraphs):
+            ctx.subgraph_index = s
+            for node in sg.nodes:
+                ctx.node = node
+                try:
+                    node.registration.prepare(ctx, node)
+                except MicroRuntimeError:
+                    raise
+                except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
+                        KeyError, AttributeError, FloatingPointError) as e:
+                    raise ctx.error(f"failed to prepare: {type(e).__name__}: {e}") from e
+                self._check_dynamic_outputs(sg, node)
+                allocator.finish_prepare_node(node.index)
+        ctx.node = None
+        ctx.subgraph_index = 0
+
+        ctx.state = PLANNING
+        allocator.finish_model_allocation(model, self.subgraphs)
+
+        main = model.subgraphs[0]
+        pointer = self.target.sizeof("pointer")
+        allocator.allocate_persistent_buffer(pointer * len(main.inputs))
+        self.input_tensors = [allocator.allocate_persistent_tensor(main.tensors[t], self.subgraphs[0].tensors[t])
+                              for t in main.inputs]
+        allocator.allocate_persistent_buffer(pointer * len(main.outputs))
+        self.output_tensors = [allocator.allocate_persistent_tensor(main.tensors[t], self.subgraphs[0].tensors[t])
+                               for t in main.outputs]
+
+        self._materialize()
+        ctx.state = INVOKE
+        self._allocated = True
+        self._reset()
+
+    def _check_dynamic_outputs(self, sg: SubgraphAllocation, node) -> None:
+        for t in node.outputs:
+            if t < 0:
+                continue
+            shape = sg.tensors[t].shape
+            if len(shape) == 1 and shape[0] == 0:
+                continue
+            if any(d <= 0 for d in shape):
+                raise ModelError(f"Op#{node.index} ({node.name}) of subgraph {node.subgraph_index} "
+                                 f"has dynamic tensor #{t}: Dynamic tensors are not supported")
+
+    def _materialize(self) -> None:
+        """Numpy views of the arena for every tensor in it, then per-node lists."""
+        arena = self.arena
+        for sg in self.subgraphs:
+            for tensor in sg.tensors:
+                if tensor.address is not None:
+                    count = tensor.nbytes // max(tensor.dtype.itemsize, 1)
+                    view = arena.view(tensor.address, tensor.dtype, count)
+                    tensor.data = view.reshape(tensor.shape) if tensor.shape else view.reshape(())
+                elif tensor.data is None:
+                    # zero-byte or never-planned tensor: an empty array of its shape
+                    tensor.data = np.zeros(tensor.shape, dtype=tensor.dtype) if tensor.nbytes == 0 else None
+            for node in sg.nodes:
+                node.input_arrays = [sg.tensors[t].data if t >= 0 else None for t in node.inputs]
+                node.output_arrays = [sg.tensors[t].data if t >= 0 else None for t in node.outputs]
+        self.ctx.scratch_views = [
+            arena.view(address, np.uint8, req.bytes)
+            for address, req in zip(self.allocator.scratch_addresses, self.allocator.scratch_requests)]
+        main = self.subgraphs[0]
+        self._inputs = [main.tensors[t].data for t in self.model.subgraphs[0].inputs]
+        self._outputs = [main.tensors[t].data for t in self.model.subgraphs[0].outputs]
+
+    def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
+        """Add the arena size that would have worked to an ArenaTooSmallError."""
+        try:
+            needed = self.min_arena_bytes()
+        except MicroRuntimeError:
+            needed = None
+        return error.with_context(self.arena_size, needed)
+
+    # -------------------------------------------------------------- invoke
+    def _require_allocated(self) -> None:
+        if not self._allocated:
+            if self._failed is not None:
+                raise InterpreterStateError(f"allocate_tensors() failed: {self._failed}")
+            raise InterpreterStateError("call allocate_tensors() before invoke() or accessing tensors")
+
+    def invoke(self) -> None:
+        """Run the model once on the current inputs."""
+        with self._guard:
+            self._require_allocated()
+            self._invoke_subgraph(0)
+            self._invoked = True
+
+    def invoke_subgraph(self, index: int) -> None:
+        """Run subgraph ``index`` (used by control-flow kernels while invoking)."""
+        self._invoke_subgraph(index)
+
+    def _invoke_subgraph(self, index: int) -> None:
+        if not 0 <= index < len(self.subgraphs):
+            raise ModelError(f"Accessing subgraph {index} but only {len(self.subgraphs)} subgraphs found")
+        ctx = self.ctx
+        previous = (ctx.subgraph_index, ctx.node)
+        ctx.subgraph_index = index
+        reset_temp = self.allocator.reset_temp_allocations
+        try:
+            for node in self.subgraphs[index].nodes:
+                ctx.node = node
+                try:
+                    node.registration.invoke(ctx, node)
+                except MicroRuntimeError:
+                    raise
+                except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
+                        KeyError, AttributeError, FloatingPointError) as e:
+                    raise ctx.error(f"failed to invoke: {type(e).__name__}: {e}") from e
+                reset_temp()
+        finally:
+            ctx.subgraph_index, ctx.node = previous
+
+    def reset(self) -> None:
+        """Reset kernels' state and every variable tensor (to its zero point for int8)."""
+        with self._guard:
+            self._require_allocated()
+            self._reset()
+
+    def _reset(self) -> None:
+        ctx = self.ctx
+        for s, sg in enumerate(self.subgraphs):
+            ctx.subgraph_index = s
+            for node in sg.nodes:
+                ctx.node = node
+                node.registration.reset(ctx, node)
+            for tensor in sg.tensors:
+                if tensor.is_variable and tensor.address is not None:
+                    value = 0
+                    q = tensor.spec.quantization
+                    if tensor.type == schema.TensorType.INT8 and q is not None:
+                        value = int(q.zero_points[0])
+                    self.arena.view(tensor.address, np.uint8, tensor.nbytes)[:] = value & 0xFF
+        ctx.subgraph_index, ctx.node = 0, None
+        if self.resource_variables is not None:
+            self.resource_variables.reset_all()
+
+    # ----------------------------------------------------------- tensors
+    @property
+    def inputs_size(self) -> int:
+        return len(self.model.subgraphs[0].inputs)
+
+    @property
+    def outputs_size(self) -> int:
+        return len(self.model.subgraphs[0].outputs)
+
+    def input(self, index: int = 0) -> np.ndarray:
+        """Input ``index`` as a writable numpy view of the arena (zero copy)."""
+        self._require_allocated()
+        if not 0 <= index < self.inputs_size:
+            raise InputError(f"Input index {index} out of range (length is {self.inputs_size})")
+        return self._inputs[index]
+
+    def output(self, index: int = 0) -> np.ndarray:
+        """Output ``index`` as a numpy view of the arena (zero copy; overwritten by the
+        next invoke)."""
+        self._require_allocated()
+        if not 0 <= index < self.outputs_size:
+            raise InputError(f"Output index {index} out of range (length is {self.outputs_size})")
+        return self._outputs[index]
+
+    def set_input(self, value, index: int = 0) -> None:
+        """Copy ``value`` into input ``index``. The dtype and shape must match exactly
+        (nothing is cast)."""
+        with self._guard:
+            target = self.input(index)
+            if not isinstance(value, np.ndarray):
+                raise InputError(f"input {index}: expected a numpy array of dtype {target.dtype} "
+                                 f"and shape {tuple(target.shape)}, got {type(value).__name__}")
+            if value.dtype != target.dtype:
+                raise InputError(f"input {index}: expected dtype {target.dtype} but got {value.dtype} "
+                                 "(values are not cast)")
+            if tuple(value.shape) != tuple(target.shape):
+                raise InputError(f"input {index}: expected shape {tuple(target.shape)} but got "
+                                 f"{tuple(value.shape)}")
+            np.copyto(target, value)
+
+    def tensor(self, index: int, subgraph: int = 0) -> Optional[np.ndarray]:
+        """The data of any tensor (constant data, or its arena view). With the greedy
+        planner an intermediate tensor's memory is reused by later tensors."""
+        self._require_allocated()
+        if not 0 <= subgraph < len(self.subgraphs):
+            raise InputError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
+        tensors = self.subgraphs[subgraph].tensors
+        if not 0 <= index < len(tensors):
+            raise InputError(f"tensor index {index} out of range (subgraph has {len(tensors)} tensors)")
+        return tensors[index].data
+
+    # ------------------------------------------------------------ figures
+    def arena_used_bytes(self) -> int:
+        """Bytes of the arena in use: head (or the temporaries above it) plus tail."""
+        return self.arena.used_bytes
+
+    @property
+    def head_bytes(self) -> int:
+        return self.arena.non_persistent_used_bytes
+
+    @property
+    def tail_bytes(self) -> int:
+        return self.arena.persistent_used_bytes
+
+    def min_arena_bytes(self) -> int:
+        """The smallest arena (bytes) in which allocate_tensors() and invoke() succeed
+        for this model, target and planner: the peak over the whole allocation
+        timeline, temporaries included."""
+        if self._allocated and self._invoked:
+            trace = self.arena.trace
+        else:
+            trace = self._trace_with_large_arena()
+        return min_arena_bytes(trace, upper_bound=max(1024, self.arena.stats.total_peak or 1024))
+
+    def _trace_with_large_arena(self):
+        size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
+        for _ in range(6):
+            try:
+                probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
+                                         planner=self.planner, recording=self.recording,
+                                         num_resource_variables=self.num_resource_variables,
+                                         error_reporter=lambda m: None)
+                probe.allocate_tensors()
+                probe.invoke()
+                return probe.arena.trace
+            except ArenaTooSmallError:
+                size *= 4
+                if size > (1 << 31):
+                    break
+        raise ArenaTooSmallError("the model does not fit in an arena of 2 GiB", 0, 0, 0)
+
+    # --------------------------------------------------------------- misc
+    def print_allocations(self, file=None) -> None:
+        """Print TFLM's RecordingMicroAllocator report (needs ``recording=True``)."""
+        if not self.recording:
+            raise InterpreterStateError("Cannot print allocations as they were not recorded "
+                                        "(create the interpreter with recording=True)")
+        from recording.report import allocation_report
+        out = file if file is not None else sys.stderr
+        for line in allocation_report(self.allocator):
+            out.write(line + "\n")
+        out.flush()
+
+    def __del__(self):
+        try:
+            if self._allocated:
+                for s, sg in enumerate(self.subgraphs):
+                    self.ctx.subgraph_index = s
+                    for node in sg.nodes:
+                        node.registration.free(self.ctx, node)
+        except Exception:
+            pass

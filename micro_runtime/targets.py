@@ -1,0 +1,251 @@
+"""Target profiles: the size and alignment of every TFLM struct that lands in the arena.
+
+TFLM's arena figures depend on the machine: pointers, ``size_t`` and the alignment of
+64-bit types change struct sizes. A profile lists, for one build of TFLM, each struct's
+``sizeof`` / ``alignof`` with a one-line derivation (fields in order, ``NxS`` = N fields
+of S bytes, ``hole`` / ``pad`` = padding bytes).
+
+* ``host64`` — TFLM's 64-bit host build with TF_LITE_STATIC_MEMORY and
+  USE_TFLM_COMPRESSION: what the ``tflite-micro`` PyPI package (0.dev20261023182759) is.
+* ``mcu32`` — the same TFLM (source of 2026-08-20, commit 90b983c2) built for a 32-bit
+  MCU: 4-byte pointers and ``size_t``, 64-bit types 8-byte aligned (ARM EABI, as on
+  Cortex-M and 32-bit RISC-V).
+
+Kernel OpData structs are keyed ``"<kernel>.<Struct>"``; builtin option structs
+(allocated by TFLM's flatbuffer parsers) by their C name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Mapping, Tuple
+
+
+@dataclass(frozen=True)
+class StructSize:
+    """``size`` and ``align`` in bytes, and how the size comes about."""
+
+    size: int
+    align: int
+    derivation: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """One TFLM build: pointer width and the struct table."""
+
+    name: str
+    description: str
+    pointer_bytes: int
+    structs: Mapping[str, StructSize]
+
+    def sizeof(self, struct: str) -> int:
+        """Bytes of ``struct`` on this target."""
+        return self.structs[struct].size
+
+    def alignof(self, struct: str) -> int:
+        return self.structs[struct].align
+
+    def struct(self, struct: str) -> Tuple[int, int]:
+        s = self.structs[struct]
+        return s.size, s.align
+
+
+# (size64, align64, derivation64, size32, align32, derivation32); a single derivation
+# string is used for both when the layout is the same.
+_S = StructSize
+_TABLE: Dict[str, tuple] = {
+    # ---- arena allocators, planner, allocator objects (placed in the tail at startup)
+    "SingleArenaBufferAllocator": (
+        72, 8, "vptr 8, buffer_head_..temp_ 5x8 (uint8_t*), temp_buffer_ptr_check_sum_ 8 (intptr_t), temp_buffer_count_ 4, pad 4",
+        36, 4, "vptr 4, buffer_head_..temp_ 5x4, temp_buffer_ptr_check_sum_ 4, temp_buffer_count_ 4"),
+    "RecordingSingleArenaBufferAllocator": (
+        104, 8, "SingleArenaBufferAllocator 72, requested_head_bytes_..alloc_count_ 4x8 (size_t)",
+        52, 4, "SingleArenaBufferAllocator 36, requested_head_bytes_..alloc_count_ 4x4 (size_t)"),
+    "GreedyMemoryPlanner": (
+        72, 8, "vptr 8, max_buffer_count_..buffer_count_ 2x4, requirements_..buffers_sorted_by_offset_ 4x8 (ptr), next_free_entry_..first_entry_index_ 2x4, buffer_offsets_ 8, need_to_calculate_offsets_ 1, pad 7",
+        44, 4, "vptr 4, max_buffer_count_..buffer_count_ 2x4, requirements_..buffers_sorted_by_offset_ 4x4, next_free_entry_..first_entry_index_ 2x4, buffer_offsets_ 4, need_to_calculate_offsets_ 1, pad 3"),
+    "LinearMemoryPlanner": (
+        8216, 8, "vptr 8, buffer_offsets_[1024] 1024x8 (size_t), current_buffer_count_ 4, pad 4, next_free_offset_ 8 (size_t)",
+        4108, 4, "vptr 4, buffer_offsets_[1024] 1024x4 (size_t), current_buffer_count_ 4, next_free_offset_ 4"),
+    "MicroAllocator": (
+        72, 8, "vptr 8, non_persistent_buffer_allocator_..memory_planner_ 3x8 (ptr), builtin_data_allocator_ 8, model_is_allocating_ 1, hole 7, scratch_buffer_request_count_..max_head_buffer_usage_ 3x8 (size_t/ptr)",
+        36, 4, "vptr 4, 3 allocator/planner ptrs 3x4, builtin_data_allocator_ 4, model_is_allocating_ 1, hole 3, scratch_buffer_request_count_..max_head_buffer_usage_ 3x4"),
+    "RecordingMicroAllocator": (
+        272, 8, "MicroAllocator 72, recording_memory_allocator_ 8, 8 RecordedAllocation records 8x(3x8 size_t) = 192",
+        136, 4, "MicroAllocator 36, recording_memory_allocator_ 4, 8 RecordedAllocation records 8x(3x4) = 96"),
+    "MicroBuiltinDataAllocator": (
+        16, 8, "vptr 8, persistent_allocator_ 8", 8, 4, "vptr 4, persistent_allocator_ 4"),
+    "SubgraphAllocations": (
+        24, 8, "node_and_registrations 8, tensors 8, compressed.tensors 8 (USE_TFLM_COMPRESSION)",
+        12, 4, "node_and_registrations 4, tensors 4, compressed.tensors 4"),
+    # ---- per-tensor and per-node structs
+    "TfLiteEvalTensor": (24, 8, "data 8, dims 8, type 4, pad 4", 12, 4, "data 4, dims 4, type 4"),
+    "TfLiteTensor": (
+        64, 8, "quantization {type 4, pad 4, params 8} 16, params {scale 4, zero_point 4} 8, data 8, dims 8, bytes 8 (size_t), type 4, allocation_type 4, is_variable 1, pad 7 (TF_LITE_STATIC_MEMORY layout)",
+        40, 4, "quantization {type 4, params 4} 8, params {scale 4, zero_point 4} 8, data 4, dims 4, bytes 4, type 4, allocation_type 4, is_variable 1, pad 3"),
+    "NodeAndRegistration": (
+        64, 8, "TfLiteNode {inputs, outputs, intermediates, user_data, builtin_data, custom_initial_data 6x8, custom_initial_data_size 4, pad 4} 56, registration 8",
+        32, 4, "TfLiteNode {6 ptrs 6x4, custom_initial_data_size 4} 28, registration 4"),
+    "TfLiteAffineQuantization": (24, 8, "scale 8, zero_point 8, quantized_dimension 4, pad 4",
+                                 12, 4, "scale 4, zero_point 4, quantized_dimension 4"),
+    "TfLiteIntArray": (4, 4, "size 4, then size x int32 data (flexible array)"),
+    "ScratchBufferRequest": (16, 8, "bytes 8 (size_t), node_idx 4, subgraph_idx 4",
+                             12, 4, "bytes 4 (size_t), node_idx 4, subgraph_idx 4"),
+    "ScratchBufferHandle": (8, 8, "data 8 (uint8_t*)", 4, 4, "data 4 (uint8_t*)"),
+    "AllocationInfo": (
+        32, 8, "bytes 8 (size_t), output_ptr 8, first_created..offline_offset 3x4, needs_allocating 1, pad 3",
+        24, 4, "bytes 4, output_ptr 4, first_created..offline_offset 3x4, needs_allocating 1, pad 3"),
+    "size_t": (8, 8, "size_t", 4, 4, "size_t"),
+    "pointer": (8, 8, "T*", 4, 4, "T*"),
+    "MicroResourceVariables": (
+        16, 8, "resource_variables_ 8 (ptr), max_variable_count_ 4, num_resource_variables_ 4",
+        12, 4, "resource_variables_ 4, max_variable_count_ 4, num_resource_variables_ 4"),
+    "MicroResourceVariable": (
+        40, 8, "container, shared_name, resource_buffer 3x8 (ptr), bytes 8 (size_t), default_value 1, pad 7",
+        20, 4, "container, shared_name, resource_buffer 3x4, bytes 4, default_value 1, pad 3"),
+    # ---- builtin option structs written by TFLM's flatbuffer parsers (tail, uncategorised)
+    "TfLiteAddParams": (8, 4, "activation 4, pot_scale_int16 1, pad 3"),
+    "TfLiteSubParams": (8, 4, "activation 4, pot_scale_int16 1, pad 3"),
+    "TfLiteMulParams": (4, 4, "activation 4"),
+    "TfLiteDivParams": (4, 4, "activation 4"),
+    "TfLiteArgMaxParams": (4, 4, "output_type 4"),
+    "TfLiteArgMinParams": (4, 4, "output_type 4"),
+    "TfLiteBatchMatMulParams": (3, 1, "adj_x, adj_y, asymmetric_quantize_inputs 3x1 (bool)"),
+    "TfLiteCallOnceParams": (4, 4, "init_subgraph_index 4"),
+    "TfLiteCastParams": (8, 4, "in_data_type 4, out_data_type 4"),
+    "TfLiteConcatenationParams": (8, 4, "axis 4, activation 4"),
+    "TfLiteConvParams": (28, 4, "padding, stride_width, stride_height, activation, dilation_width_factor, dilation_height_factor, quantized_bias_type 7x4"),
+    "TfLiteDepthwiseConvParams": (28, 4, "padding, stride_width, stride_height, depth_multiplier, activation, dilation_width_factor, dilation_height_factor 7x4"),
+    "TfLiteCumsumParams": (2, 1, "exclusive, reverse 2x1 (bool)"),
+    "TfLiteDepthToSpaceParams": (4, 4, "block_size 4"),
+    "TfLiteSpaceToDepthParams": (4, 4, "block_size 4"),
+    "TfLiteFullyConnectedParams": (
+        32, 8, "activation 4, weights_format 4, keep_num_dims 1, asymmetric_quantize_inputs 1, pad 2, quantized_bias_type 4, then the quant-spec fields of the 2026-10 schema: 16 bytes more than the 2026-08 source (measured on the package), pad to 8",
+        16, 4, "activation 4, weights_format 4, keep_num_dims 1, asymmetric_quantize_inputs 1, pad 2, quantized_bias_type 4"),
+    "TfLiteGatherParams": (8, 4, "axis 4, batch_dims 4"),
+    "TfLiteIfParams": (8, 4, "then_subgraph_index 4, else_subgraph_index 4"),
+    "TfLiteWhileParams": (8, 4, "cond_subgraph_index 4, body_subgraph_index 4"),
+    "TfLiteL2NormParams": (4, 4, "activation 4"),
+    "TfLiteLeakyReluParams": (4, 4, "alpha 4 (float)"),
+    "TfLiteLSTMParams": (20, 4, "activation 4, cell_clip 4, proj_clip 4, kernel_type 4, asymmetric_quantize_inputs 1, pad 3"),
+    "TfLiteUnidirectionalSequenceLSTMParams": (16, 4, "activation 4, cell_clip 4, proj_clip 4, time_major 1, asymmetric_quantize_inputs 1, diagonal_recurrent_tensors 1, pad 1"),
+    "TfLiteMirrorPaddingParams": (4, 4, "mode 4"),
+    "TfLitePackParams": (8, 4, "values_count 4, axis 4"),
+    "TfLiteUnpackParams": (8, 4, "num 4, axis 4"),
+    "TfLitePoolParams": (40, 4, "padding 4, stride_width..filter_height 4x4, activation 4, computed.padding {width, height, width_offset, height_offset} 4x4"),
+    "TfLiteReducerParams": (1, 1, "keep_dims 1 (bool)"),
+    "TfLiteReshapeParams": (36, 4, "shape[8] 8x4, num_dimensions 4"),
+    "TfLiteSqueezeParams": (36, 4, "squeeze_dims[8] 8x4, num_squeeze_dims 4"),
+    "TfLiteResizeBilinearParams": (2, 1, "align_corners, half_pixel_centers 2x1 (bool)"),
+    "TfLiteResizeNearestNeighborParams": (2, 1, "align_corners, half_pixel_centers 2x1 (bool)"),
+    "TfLiteShapeParams": (4, 4, "out_type 4"),
+    "TfLiteSoftmaxParams": (4, 4, "beta 4 (float)"),
+    "TfLiteSplitParams": (4, 4, "num_splits 4"),
+    "TfLiteSplitVParams": (4, 4, "num_splits 4"),
+    "TfLiteStridedSliceParams": (24, 4, "begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask 5x4, offset 1, pad 3"),
+    "TfLiteSVDFParams": (12, 4, "rank 4, activation 4, asymmetric_quantize_inputs 1, pad 3"),
+    "TfLiteTransposeConvParams": (20, 4, "padding, stride_width, stride_height, activation, quantized_bias_type 5x4"),
+    "TfLiteVarHandleParams": (16, 8, "container 8 (char*), shared_name 8 (char*)", 8, 4, "container 4, shared_name 4"),
+    # ---- kernel OpData (allocated by each kernel's init as a persistent buffer)
+    "fully_connected.OpDataFullyConnected": (
+        72, 8, "output_multiplier..filter_buffer_index 9x4, hole 4, per_channel_output_multiplier/shift 2x8, is_per_channel 1, hole 3, weights/bias_scratch_index 2x4, pad 4",
+        56, 4, "output_multiplier..filter_buffer_index 9x4, per_channel_output_multiplier/shift 2x4, is_per_channel 1, hole 3, weights/bias_scratch_index 2x4"),
+    "conv.OpDataConv": (
+        80, 8, "padding {width, height, width_offset, height_offset} 16, input_zero_point..output_shift 5x4, hole 4, per_channel_output_multiplier/shift 2x8, output_activation_min..bias_scratch_index 5x4, pad 4",
+        64, 4, "padding 16, input_zero_point..output_shift 5x4, per_channel_output_multiplier/shift 2x4, output_activation_min..bias_scratch_index 5x4"),
+    "add.OpDataAdd": (60, 4, "requires_broadcast 1, hole 3, input1_shift..output_activation_max_f32 14x4"),
+    "sub.OpDataSub": (52, 4, "requires_broadcast 1, hole 3, input1_shift..output_offset 12x4"),
+    "mul.OpDataMul": (36, 4, "input1_zero_point..output_activation_max_f32 9x4"),
+    "div.OpDataDiv": (28, 4, "input1_zero_point..output_activation_max_f32 7x4"),
+    "pooling.OpDataPooling": (32, 4, "padding 16, activation_min..activation_max_f32 4x4"),
+    "softmax.SoftmaxParams": (
+        80, 8, "beta 8 (double), input_multiplier..scale 7x4, hole 4, table, exp_lut, one_over_one_plus_x_lut, uint8_table1, uint8_table2 5x8",
+        56, 8, "beta 8 (double), input_multiplier..scale 7x4, table..uint8_table2 5x4"),
+    "quantize.OpDataQuantizeReference": (32, 8, "quantization_params {zero_point 4, pad 4, scale 8 (double)} 16, requantize_output_multiplier..input_zero_point 3x4, pad 4"),
+    "dequantize.DequantizeOpData": (32, 8, "quantization_params {scale 8 (double), zero_point 4, pad 4} 16, output_multiplier..output_zero_point 3x4, pad 4"),
+    "svdf.OpDataSvdf": (36, 4, "effective_scale_1_a..activation_state_zero_point 9x4"),
+    "unidirectional_sequence_lstm.OpDataLSTM": (688, 8, "size_info 20, cell_state_info 12, cell_gate_nonlinear_type 4, 4 GateParameters 4x(80+pad 1), hole 4, InterGateParameters 312, holes 14, buffer_indices[4] 16"),
+    "pad.OpData": (56, 4, "PadParams {left_padding_count 1, pad 3, left_padding[5] 20, right_padding_count 1, pad 3, right_padding[5] 20, resizing_category 4} 52, output_zero_point 4"),
+    "reduce.OpDataReduce": (44, 4, "multiplier..num_axis 11x4"),
+    "logistic.OpDataLogistic": (16, 4, "input_zero_point, input_range_radius, input_multiplier, input_left_shift 4x4"),
+    "tanh.OpData": (16, 4, "input_zero_point, input_range_radius, input_multiplier, input_left_shift 4x4"),
+    "activations.ReluOpData": (28, 4, "ReluParams {activation_type, quantized_activation_min/max, input_offset, output_offset, output_multiplier, output_shift} 7x4"),
+    "activations.Relu6OpData": (8, 4, "six, zero 2x4 (int32)"),
+    "leaky_relu.LeakyReluOpData": (24, 4, "output_multiplier_alpha..output_zero_point 6x4"),
+    "hard_swish.HardSwishParams": (20, 4, "input_zero_point, output_zero_point, reluish_multiplier_fixedpoint_int16 3x2, hole 2, reluish_multiplier_exponent 4, output_multiplier_fixedpoint_int16 2, hole 2, output_multiplier_exponent 4"),
+    "concatenation.OpData": (
+        80, 8, "ConcatenationParams {axis 4, hole 4, input_zeropoint 8, input_scale 8, inputs_count 4, output_zeropoint 4, output_scale 4, pad 4} 40, scratch_indices[10] 40 (USE_TFLM_COMPRESSION)",
+        64, 4, "ConcatenationParams {axis, input_zeropoint, input_scale, inputs_count, output_zeropoint, output_scale 6x4} 24, scratch_indices[10] 40"),
+    "strided_slice.StridedSliceParams": (84, 4, "start_indices_count 1, hole 3, start_indices[5] 20, stop_indices_count 1, hole 3, stop_indices[5] 20, strides_count 1, hole 3, strides[5] 20, begin_mask..shrink_axis_mask 5x2 (int16), pad 2"),
+    "transpose_conv.OpData": (
+        88, 8, "ConvParams {padding_type 1, pad 1, padding_values 12 (5x int16 + pad), stride..dilation 4x2, input/weights/output_offset 3x4, output_multiplier 4, output_shift 4, activation min/max 2x4, float min/max 2x4} 64, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x8",
+        80, 4, "ConvParams 64, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x4"),
+    "l2norm.L2NormalizationParams": (4, 4, "input_zero_point 4"),
+    "prelu.PreluParams": (28, 4, "input_offset..output_shift_2 7x4"),
+    "mirror_pad.OpDataMirrorPad": (20, 4, "input_dims, output_size, offset, output_dims_num_elements_buffer_index, input_dims_num_elements_buffer_index 5x4"),
+    "batch_matmul.OpDataBatchMatmul": (32, 8, "quantization 8, lhs/rhs_transposed_tensor 2x8, rhs_is_transposed, lhs/rhs_is_constant_tensor 3x1, pad 5",
+                                       16, 4, "quantization 4, lhs/rhs_transposed_tensor 2x4, 3x1 bools, pad 1"),
+    "space_to_batch_nd.SpaceToBatchParams": (4, 4, "output_offset 4"),
+    "squared_difference.OpData": (112, 8, "requires_broadcast 1, hole 7, ArithmeticParams (int32/int64 quantization, float and int64 activation bounds, broadcast shape) 104"),
+    "elementwise.OpDataAbsRsqrt": (28, 4, "multiplier, shift, input_offset, output_offset 4x4, needs_rescale 1, hole 3, input_quantization_type 4, input_type 4"),
+    "log_softmax.LogSoftmaxOpData": (40, 8, "input_multiplier..diff_min 5x4, hole 4, outer_size..depth 2x8 (size_t)",
+                                     28, 4, "input_multiplier..diff_min 5x4, outer_size..depth 2x4 (size_t)"),
+    "add_n.OpData": (40, 4, "output_activation_min..scratch_index 10x4"),
+    "comparisons.OpData": (32, 4, "ComparisonParams {is_broadcast 1, hole 3, input1_offset..input2_shift 7x4} 32"),
+    "cumsum.OpData": (36, 4, "output_activation_min..left_shift 9x4"),
+    "if.OpData": (8, 4, "then_subgraph_index, else_subgraph_index 2x4"),
+    "while.OpData": (8, 4, "cond_subgraph_index, body_subgraph_index 2x4"),
+    "call_once.OpData": (8, 4, "init_subgraph_index 4, has_run 1, pad 3"),
+    "var_handle.OpData": (4, 4, "resource_id 4"),
+    "assign_variable.OpData": (4, 4, "scratch_index 4"),
+    "embedding_lookup.OpData": (16, 8, "scale 4 (float), hole 4, num_columns 8 (size_t)", 8, 4, "scale 4, num_columns 4 (size_t)"),
+    "circular_buffer.OpDataCircularBuffer": (8, 4, "cycles_until_run, cycles_max 2x4"),
+    "elu.OpData": (256, 1, "table[256] 256x1 (int8 lookup table)"),
+    "select.OpData": (1, 1, "requires_broadcast 1"),
+}
+
+
+def _build(bits: int) -> Dict[str, StructSize]:
+    table = {}
+    for name, row in _TABLE.items():
+        if len(row) == 3:
+            size, align, text = row
+            table[name] = _S(size, align, text)
+        elif bits == 64:
+            table[name] = _S(row[0], row[1], row[2])
+        else:
+            table[name] = _S(row[3], row[4], row[5])
+    return table
+
+
+HOST64 = Target(
+    name="host64",
+    description="TFLM 64-bit host build (TF_LITE_STATIC_MEMORY, USE_TFLM_COMPRESSION): "
+                "the tflite-micro 0.dev20261023182759 package",
+    pointer_bytes=8,
+    structs=_build(64),
+)
+
+MCU32 = Target(
+    name="mcu32",
+    description="TFLM (2026-08-20, 90b983c2) for a 32-bit MCU: 4-byte pointers, "
+                "64-bit types 8-byte aligned (ARM EABI: Cortex-M, 32-bit RISC-V)",
+    pointer_bytes=4,
+    structs=_build(32),
+)
+
+TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32)}
+
+#: The default target: where users deploy.
+DEFAULT_TARGET = "mcu32"
+
+
+def get_target(target) -> Target:
+    """A :class:`Target` from a name (``"host64"``, ``"mcu32"``) or a Target."""
+    if isinstance(target, Target):
+        return target
+    try:
+        return TARGETS[str(target)]
+    except KeyError:
+        from .errors import InputError
+        raise InputError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}") from None

@@ -1,0 +1,136 @@
+"""The TFLM oracle: the tflite-micro package run in worker subprocesses.
+
+TFLM aborts the whole process on some models and arena sizes, so every request runs in a
+worker process; a crash is reported as ``crashed`` and the worker is restarted.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracle_worker.py")
+
+
+def available() -> bool:
+    try:
+        import tflite_micro  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+@dataclass
+class OracleResult:
+    ok: bool
+    crashed: bool = False
+    stage: str = ""
+    error: str = ""
+    outputs: List[np.ndarray] = field(default_factory=list)
+    invokes: List[List[np.ndarray]] = field(default_factory=list)
+    lines: Optional[List[str]] = None
+    tensors: Dict[int, Any] = field(default_factory=dict)
+    input_details: List[dict] = field(default_factory=list)
+    output_details: List[dict] = field(default_factory=list)
+
+
+class Oracle:
+    """One worker process (restarted when it dies). Thread-safe."""
+
+    def __init__(self, timeout: float = 120.0):
+        self.timeout = timeout
+        self._proc = None
+        self._lock = threading.Lock()
+
+    def _start(self):
+        env = dict(os.environ)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        self._proc = subprocess.Popen([sys.executable, WORKER], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+
+    def close(self):
+        if self._proc is not None:
+            try:
+                self._proc.kill()
+                self._proc.wait(timeout=5)
+            except Exception:
+                pass
+            self._proc = None
+
+    def _request(self, req: dict) -> OracleResult:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+            data = pickle.dumps(req, protocol=4)
+            try:
+                self._proc.stdin.write(struct.pack("<I", len(data)) + data)
+                self._proc.stdin.flush()
+                reply = self._read_reply()
+            except (BrokenPipeError, EOFError, OSError, TimeoutError) as e:
+                self.close()
+                return OracleResult(ok=False, crashed=True, error=f"worker died: {e}")
+            return OracleResult(**reply) if reply.get("ok") else OracleResult(
+                ok=False, stage=reply.get("stage", ""), error=reply.get("error", ""))
+
+    def _read_exact(self, n: int) -> bytes:
+        out = b""
+        fd = self._proc.stdout.fileno()
+        while len(out) < n:
+            ready, _, _ = select.select([fd], [], [], self.timeout)
+            if not ready:
+                raise TimeoutError("oracle timed out")
+            chunk = os.read(fd, n - len(out))
+            if not chunk:
+                raise EOFError("worker exited")
+            out += chunk
+        return out
+
+    def _read_reply(self) -> dict:
+        (n,) = struct.unpack("<I", self._read_exact(4))
+        return pickle.loads(self._read_exact(n))
+
+    # ------------------------------------------------------------ requests
+    def run(self, model: bytes, inputs: Sequence[np.ndarray] = (), arena_size: int = 1 << 20,
+            preserve: bool = False, tensors: Sequence[int] = (), runs=None,
+            details: bool = False, reset_between: bool = False) -> OracleResult:
+        """Allocate, set inputs, invoke; return outputs and print_allocations() lines."""
+        return self._request({"model": bytes(model), "inputs": [np.asarray(x) for x in inputs],
+                              "arena_size": int(arena_size), "preserve": preserve,
+                              "tensors": list(tensors), "runs": runs, "details": details,
+                              "reset_between": reset_between})
+
+    def fits(self, model: bytes, arena_size: int, inputs=()) -> bool:
+        return self.run(model, inputs, arena_size).ok
+
+    def min_arena(self, model: bytes, inputs=(), high: int = 1 << 16) -> int:
+        """TFLM's smallest working arena, by exact binary search (crash = too small)."""
+        low = 0
+        while not self.fits(model, high, inputs):
+            low, high = high, high * 2
+            if high > (1 << 30):
+                raise RuntimeError("model does not fit 1 GiB in TFLM")
+        while high - low > 1:
+            mid = (low + high) // 2
+            if self.fits(model, mid, inputs):
+                high = mid
+            else:
+                low = mid
+        return high
+
+
+_SHARED: Optional[Oracle] = None
+
+
+def shared_oracle() -> Oracle:
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = Oracle()
+    return _SHARED

@@ -1,0 +1,61 @@
+"""FULLY_CONNECTED against TFLM: hypothesis draws shapes, types and quantization."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from tests.helpers import TensorDef, compare_with_tflm, single_op_model
+from tests.strategies import activations, arrays, scales, zero_points
+
+pytestmark = pytest.mark.oracle
+
+
+@st.composite
+def fc_case(draw):
+    kind = draw(st.sampled_from(["int8", "int8_per_channel", "float32", "int16", "int16_int64_bias"]))
+    batches = draw(st.integers(1, 4))
+    depth = draw(st.integers(1, 64))
+    units = draw(st.integers(1, 32))
+    act = draw(activations)
+    has_bias = draw(st.booleans())
+    if kind == "float32":
+        x = arrays(draw, (batches, depth), "float32")
+        w = arrays(draw, (units, depth), "float32", -1.0, 1.0)
+        bias = TensorDef((units,), "FLOAT32", data=arrays(draw, (units,), "float32")) if has_bias else None
+        model = single_op_model("FULLY_CONNECTED",
+                                [TensorDef((batches, depth), "FLOAT32"),
+                                 TensorDef((units, depth), "FLOAT32", data=w), bias],
+                                [TensorDef((batches, units), "FLOAT32")],
+                                fused_activation_function=act)
+        return model, [x]
+    io = "int16" if kind.startswith("int16") else "int8"
+    s_in, s_out = draw(scales(1e-3, 0.5)), draw(scales(1e-3, 1.0))
+    zp_in = draw(zero_points(io))
+    zp_out = draw(zero_points(io))
+    per_channel = kind == "int8_per_channel"
+    if per_channel:
+        s_w = [draw(scales(1e-3, 0.1)) for _ in range(units)]
+        wq = (s_w, [0] * units, 0)
+    else:
+        s_w = draw(scales(1e-3, 0.1))
+        wq = (s_w, 0)
+    w = arrays(draw, (units, depth), "int8")
+    x = arrays(draw, (batches, depth), io)
+    bias = None
+    if has_bias or kind == "int16_int64_bias":
+        bias_type = "INT64" if kind == "int16_int64_bias" else "INT32"
+        bscale = (np.float64(s_in) * np.asarray(s_w, np.float64))
+        bdata = arrays(draw, (units,), "int32", -5000, 5000)
+        bias = TensorDef((units,), bias_type, data=bdata.astype("int64" if bias_type == "INT64" else "int32"),
+                         quant=(bscale if per_channel else [bscale], [0] * (units if per_channel else 1)))
+    model = single_op_model("FULLY_CONNECTED",
+                            [TensorDef((batches, depth), io.upper(), quant=(s_in, zp_in)),
+                             TensorDef((units, depth), "INT8", data=w, quant=wq), bias],
+                            [TensorDef((batches, units), io.upper(), quant=(s_out, zp_out))],
+                            fused_activation_function=act)
+    return model, [x]
+
+
+@given(fc_case())
+def test_fully_connected_matches_tflm(oracle, case):
+    model, inputs = case
+    compare_with_tflm(oracle, model, inputs, context="FULLY_CONNECTED")
