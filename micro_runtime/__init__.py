@@ -10,11 +10,24 @@ host. Main entry points:
 """
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
                      MicroRuntimeError, ModelError, UnsupportedOpError)
-from .model import Model, load_model
-from .op_resolver import OpResolver, default_op_resolver
 from .targets import DEFAULT_TARGET, TARGETS, Target, get_target
-from .interpreter import MicroInterpreter
-from .api import Interpreter, InterpreterConfig
+
+# The interpreter pulls in the arena and kernel packages, which themselves use
+# micro_runtime.errors: load those names on first use to keep imports acyclic.
+_LAZY = {
+    "Model": ".model", "load_model": ".model", "OpResolver": ".op_resolver",
+    "default_op_resolver": ".op_resolver", "MicroInterpreter": ".interpreter",
+    "Interpreter": ".api", "InterpreterConfig": ".api",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'micro_runtime' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

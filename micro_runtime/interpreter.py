@@ -93,10 +93,10 @@ class MicroInterpreter:
         # Unknown operators are reported all at once, before any allocation.
         self.op_resolver.check(self.model)
         self._check_tensor_sizes()
+        self.num_resource_variables = int(num_resource_variables)
         self.arena = self._make_arena(self.arena_size)
         try:
             self.allocator = self._make_allocator()
-            self.num_resource_variables = int(num_resource_variables)
             if self.num_resource_variables > 0:
                 from kernels.resource_variables import MicroResourceVariables
                 self.resource_variables = MicroResourceVariables.create(
