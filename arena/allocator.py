@@ -145,6 +145,9 @@ class NodeAllocation:
     user_data: Any = None          #: what the kernel's init returned (its OpData)
     input_arrays: List[Optional[np.ndarray]] = field(default_factory=list)
     output_arrays: List[Optional[np.ndarray]] = field(default_factory=list)
+    #: tail bytes (alignment included) this node caused: its builtin options struct and
+    #: the persistent buffers of its kernel's init and prepare
+    tail_bytes: dict = field(default_factory=lambda: {"builtin_data": 0, "persistent": 0})
 
     @property
     def name(self) -> str:

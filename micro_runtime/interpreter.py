@@ -171,20 +171,25 @@ class MicroInterpreter:
                         raise ModelError(f"{spec.describe()}: Unsupported behavior: found builtin "
                                          f"operator {spec.name} with custom options")
                     if spec.params.struct is not None:
+                        before = self.arena.persistent_used_bytes
                         allocator.allocate_builtin_data(spec.params.struct)
+                        node.tail_bytes["builtin_data"] += self.arena.persistent_used_bytes - before
 
         ctx.state = INIT
         for s, sg in enumerate(self.subgraphs):
             ctx.subgraph_index = s
             for node in sg.nodes:
                 ctx.node = node
+                before = self.arena.persistent_used_bytes
                 node.user_data = node.registration.init(ctx, node)
+                node.tail_bytes["persistent"] += self.arena.persistent_used_bytes - before
 
         ctx.state = PREPARE
         for s, sg in enumerate(self.subgraphs):
             ctx.subgraph_index = s
             for node in sg.nodes:
                 ctx.node = node
+                before = self.arena.persistent_used_bytes
                 try:
                     node.registration.prepare(ctx, node)
                 except MicroRuntimeError:
@@ -192,6 +197,7 @@ class MicroInterpreter:
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     raise ctx.error(f"failed to prepare: {type(e).__name__}: {e}") from e
+                node.tail_bytes["persistent"] += self.arena.persistent_used_bytes - before
                 self._check_dynamic_outputs(sg, node)
                 allocator.finish_prepare_node(node.index)
         ctx.node = None

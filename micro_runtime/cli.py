@@ -1,0 +1,249 @@
+"""The ``micro-runtime`` command (also ``python -m micro_runtime``).
+
+Subcommands: ``size``, ``audit``, ``plan``, ``run`` (see ``--help`` of each). Every one
+takes ``--target`` (default ``mcu32``) and ``--json``; every output names its target.
+Errors are one line on stderr and a non-zero exit status: 1 for a bad model, input or
+arena, 2 for bad command-line usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List, Optional
+
+import numpy as np
+
+from .errors import MicroRuntimeError
+from .targets import DEFAULT_TARGET, TARGETS
+
+#: ``--json`` keys of ``size`` (stable): see :class:`micro_runtime.sizing.ArenaSize`.
+SIZE_KEYS = ("model", "target", "allocator", "min_arena_bytes", "head_bytes", "tail_bytes",
+             "temp_peak_bytes", "timeline_peak_bytes", "tflm_reported_total_bytes",
+             "plain_min_arena_bytes")
+
+
+BUNDLED_PREFIX = "bundled:"
+
+
+def resolve_model_path(path: str) -> str:
+    """``bundled:NAME`` names a model shipped with the package (``bundled:person_detect``)."""
+    if path.startswith(BUNDLED_PREFIX):
+        name = path[len(BUNDLED_PREFIX):]
+        name = name if name.endswith(".tflite") else name + ".tflite"
+        return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", name)
+    return path
+
+
+def _load(path: str):
+    from .model import load_model
+    return load_model(resolve_model_path(path))
+
+
+def _interpreter(model, target: str, arena_size: Optional[int] = None, recording: bool = True,
+                 invoke: bool = True):
+    from .api import count_resource_variables
+    from .interpreter import MicroInterpreter
+    from .sizing import measure_arena
+    if arena_size is None:
+        arena_size = measure_arena(model, target).min_arena_bytes
+    it = MicroInterpreter(model, arena_size=arena_size, target=target, recording=recording,
+                          num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None)
+    it.allocate_tensors()
+    if invoke:
+        it.invoke()
+    return it
+
+
+def _emit(args, data: dict, text: List[str]) -> None:
+    if args.json:
+        print(json.dumps(data, indent=2, sort_keys=False))
+    else:
+        print("\n".join(text))
+
+
+# ---------------------------------------------------------------------- size
+def cmd_size(args) -> int:
+    from .sizing import measure_arena
+    model = _load(args.model)
+    result = measure_arena(model, args.target, recording=not args.plain)
+    data = {"model": os.path.basename(args.model), **result.as_dict()}
+    text = [
+        f"{data['model']} on target {result.target} ({'RecordingMicroAllocator' if not args.plain else 'MicroAllocator'})",
+        f"  minimum arena          {result.min_arena_bytes:>10} bytes",
+        f"  head (planned tensors) {result.head_bytes:>10} bytes",
+        f"  tail (persistent)      {result.tail_bytes:>10} bytes",
+        f"  temporaries peak       {result.temp_peak_bytes:>10} bytes (from the arena start)",
+        f"  TFLM's reported total  {result.tflm_reported_total_bytes:>10} bytes"
+        + ("  <- under-reports the minimum" if result.tflm_reported_total_bytes < result.min_arena_bytes else ""),
+    ]
+    if not args.plain:
+        text.append(f"  with the default MicroAllocator (no recording): {result.plain_min_arena_bytes} bytes")
+    _emit(args, data, text)
+    return 0
+
+
+# --------------------------------------------------------------------- audit
+def cmd_audit(args) -> int:
+    from recording import CATEGORIES, allocation_report
+    model = _load(args.model)
+    it = _interpreter(model, args.target, args.arena_size)
+    lines = allocation_report(it.allocator)
+    stats = it.arena.stats
+    cats = []
+    for key, name, word in CATEGORIES:
+        rec = it.allocator.recorded[key]
+        if rec.used_bytes or rec.requested_bytes:
+            cats.append({"category": name, "used_bytes": rec.used_bytes,
+                         "requested_bytes": rec.requested_bytes, "count": rec.count})
+    scratch = {}
+    for req in it.allocator.scratch_requests:
+        scratch[(req.subgraph_idx, req.node_idx)] = scratch.get((req.subgraph_idx, req.node_idx), 0) + req.bytes
+    ops = []
+    for sg in it.subgraphs:
+        for node in sg.nodes:
+            ops.append({"subgraph": node.subgraph_index, "index": node.index, "op": node.name,
+                        "options_bytes": node.tail_bytes["builtin_data"],
+                        "persistent_bytes": node.tail_bytes["persistent"],
+                        "scratch_bytes": scratch.get((node.subgraph_index, node.index), 0)})
+    data = {"model": os.path.basename(args.model), "target": it.target.name,
+            "arena_bytes": it.arena_size, "tflm_report": lines, "categories": cats,
+            "operators": ops, "head_bytes": it.arena.head_bytes,
+            "temp_peak_bytes": stats.temp_peak, "tail_bytes": it.arena.persistent_used_bytes}
+    text = [f"{data['model']} on target {it.target.name}, arena {it.arena_size} bytes", ""] + lines + [""]
+    text.append(f"{'category':<44}{'used':>10}{'requested':>11}{'count':>7}")
+    for c in cats:
+        text.append(f"{c['category']:<44}{c['used_bytes']:>10}{c['requested_bytes']:>11}{c['count']:>7}")
+    text.append("")
+    text.append(f"{'#':>4}  {'operator':<32}{'options':>9}{'persistent':>12}{'scratch':>10}")
+    for o in ops:
+        prefix = f"{o['subgraph']}:" if o["subgraph"] else ""
+        text.append(f"{prefix + str(o['index']):>4}  {o['op']:<32}{o['options_bytes']:>9}"
+                    f"{o['persistent_bytes']:>12}{o['scratch_bytes']:>10}")
+    text.append("")
+    text.append(f"head {data['head_bytes']} bytes | temporaries peak {data['temp_peak_bytes']} bytes "
+                f"| tail {data['tail_bytes']} bytes")
+    _emit(args, data, text)
+    return 0
+
+
+# ---------------------------------------------------------------------- plan
+def cmd_plan(args) -> int:
+    from .plan_view import ascii_chart, plan_entries, svg_timeline
+    model = _load(args.model)
+    it = _interpreter(model, args.target, args.arena_size, invoke=False)
+    entries = plan_entries(it)
+    head = it.arena.head_bytes
+    if args.svg:
+        title = f"{os.path.basename(args.model)}: memory plan on {it.target.name}"
+        with open(args.svg, "w") as f:
+            f.write(svg_timeline(entries, title, [op.name for op in model.main.operators], head))
+    data = {"model": os.path.basename(args.model), "target": it.target.name, "head_bytes": head,
+            "buffers": entries, "svg": args.svg}
+    text = [f"{data['model']} on target {it.target.name}: head {head} bytes, "
+            f"{len(entries)} planned buffers"]
+    text += ascii_chart(entries, args.width)
+    if args.svg:
+        text.append(f"SVG written to {args.svg}")
+    _emit(args, data, text)
+    return 0
+
+
+# ----------------------------------------------------------------------- run
+def cmd_run(args) -> int:
+    from .errors import InputError
+    model = _load(args.model)
+    it = _interpreter(model, args.target, args.arena_size, recording=False, invoke=False)
+    if len(args.input) != it.inputs_size:
+        raise InputError(f"the model has {it.inputs_size} input(s); got {len(args.input)} --input file(s)")
+    for i, path in enumerate(args.input):
+        try:
+            value = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read input {i} from {path}: {e}") from None
+        it.set_input(value, i)
+    it.invoke()
+    outputs = [np.array(it.output(i)) for i in range(it.outputs_size)]
+    paths = list(args.output or [])
+    if paths and len(paths) not in (1, len(outputs)):
+        raise InputError(f"the model has {len(outputs)} output(s); give one --output per output")
+    if len(paths) == 1 and len(outputs) > 1:
+        stem = paths[0][:-4] if paths[0].endswith(".npy") else paths[0]
+        paths = [f"{stem}_{k}.npy" for k in range(len(outputs))]
+    for path, value in zip(paths, outputs):
+        np.save(path, value)
+    data = {"model": os.path.basename(args.model), "target": it.target.name,
+            "outputs": [{"shape": list(o.shape), "dtype": str(o.dtype), "path": p,
+                         "values": o.reshape(-1)[:16].tolist()} for o, p in
+                        zip(outputs, paths + [None] * len(outputs))]}
+    text = [f"{data['model']} on target {it.target.name}"]
+    for k, o in enumerate(outputs):
+        text.append(f"output {k}: {o.dtype}{list(o.shape)} {np.array2string(o.reshape(-1)[:16], separator=' ')}"
+                    + (" ..." if o.size > 16 else "") + (f" -> {paths[k]}" if k < len(paths) else ""))
+    _emit(args, data, text)
+    return 0
+
+
+# ---------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="micro-runtime",
+        description="TFLM emulator: exact arena size, allocation audit, memory plan, inference.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p, arena=True):
+        p.add_argument("model", help="path of a .tflite model, or bundled:person_detect")
+        p.add_argument("--target", default=DEFAULT_TARGET, choices=sorted(TARGETS),
+                       help=f"TFLM build whose struct sizes to use (default {DEFAULT_TARGET})")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+        if arena:
+            p.add_argument("--arena-size", type=int, default=None,
+                           help="arena bytes (default: the model's exact minimum)")
+
+    p = sub.add_parser("size", help="the true minimum arena, with head / tail / temporaries")
+    common(p, arena=False)
+    p.add_argument("--plain", action="store_true",
+                   help="size for TFLM's default MicroAllocator instead of the RecordingMicroAllocator "
+                        "the tflite-micro package uses")
+    p.set_defaults(func=cmd_size)
+
+    p = sub.add_parser("audit", help="TFLM's allocation report plus per-category and per-operator tables")
+    common(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("plan", help="the memory plan as an ASCII chart (and --svg picture)")
+    common(p)
+    p.add_argument("--svg", metavar="FILE", help="write a timeline picture of the plan")
+    p.add_argument("--width", type=int, default=80, help="chart width in characters")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("run", help="one inference on .npy inputs")
+    common(p)
+    p.add_argument("--input", action="append", default=[], metavar="X.npy",
+                   help="input array (repeat per input, in order)")
+    p.add_argument("--output", action="append", metavar="Y.npy", help="where to save outputs")
+    p.set_defaults(func=cmd_run)
+
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except MicroRuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

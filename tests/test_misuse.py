@@ -1,0 +1,112 @@
+"""Misuse of the interpreter gets a clear error of the documented family."""
+import threading
+
+import numpy as np
+import pytest
+
+import kernels
+from micro_runtime import (ArenaTooSmallError, InputError, InterpreterStateError, MicroInterpreter,
+                           MicroRuntimeError, default_op_resolver)
+from micro_runtime.model_writer import ModelBuilder
+from tests.helpers import model_path
+
+
+def test_family():
+    for cls in (ArenaTooSmallError, InputError, InterpreterStateError):
+        assert issubclass(cls, MicroRuntimeError) and issubclass(MicroRuntimeError, Exception)
+
+
+def test_wrong_dtype_is_not_cast():
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    it.allocate_tensors()
+    with pytest.raises(InputError, match=r"expected dtype float32 but got float64"):
+        it.set_input(np.zeros((1, 1), np.float64))
+    with pytest.raises(InputError, match=r"expected a numpy array"):
+        it.set_input([[0.5]])
+
+
+def test_wrong_shape_names_expected_and_given():
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    it.allocate_tensors()
+    with pytest.raises(InputError, match=r"expected shape \(1, 1\) but got \(2,\)"):
+        it.set_input(np.zeros((2,), np.float32))
+
+
+def test_index_out_of_range():
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    it.allocate_tensors()
+    with pytest.raises(InputError, match="Input index 1 out of range"):
+        it.input(1)
+    with pytest.raises(InputError, match="Output index 5 out of range"):
+        it.output(5)
+    with pytest.raises(InputError, match="tensor index 99 out of range"):
+        it.tensor(99)
+
+
+def test_invoke_before_allocate():
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    with pytest.raises(InterpreterStateError, match=r"allocate_tensors\(\) before invoke"):
+        it.invoke()
+    with pytest.raises(InterpreterStateError):
+        it.input(0)
+
+
+def test_bad_arena_size_argument():
+    with pytest.raises(InputError, match="arena_size"):
+        MicroInterpreter(model_path("hello_world_float"), arena_size=-5)
+    with pytest.raises(InputError, match="arena_size"):
+        MicroInterpreter(model_path("hello_world_float"), arena_size="big")
+
+
+def test_unknown_target():
+    with pytest.raises(InputError, match="unknown target 'esp32'"):
+        MicroInterpreter(model_path("hello_world_float"), target="esp32")
+
+
+def test_retry_with_bigger_arena_reports_missing_bytes():
+    with pytest.raises(ArenaTooSmallError) as err:
+        MicroInterpreter(model_path("hello_world_int8"), arena_size=1200, target="host64",
+                         recording=True, error_reporter=lambda m: None).allocate_tensors()
+    assert err.value.missing > 0
+    assert f"missing: {err.value.missing}" in str(err.value)
+    it = MicroInterpreter(model_path("hello_world_int8"), arena_size=err.value.min_arena_bytes,
+                          target="host64", recording=True)
+    it.allocate_tensors()
+    it.invoke()
+
+
+class Blocking(kernels.Kernel):
+    custom_name = "Blocking"
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def invoke(self, ctx, node):
+        self.entered.set()
+        self.release.wait(10)
+        node.output_arrays[0][...] = node.input_arrays[0]
+
+
+def test_second_thread_is_refused_while_invoke_runs():
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32")
+    g.add_operator("Blocking", [x], [y], custom_options=b"")
+    g.inputs, g.outputs = [x], [y]
+    kernel = Blocking()
+    it = MicroInterpreter(b.build(), default_op_resolver().add(kernel), arena_size=4096)
+    it.allocate_tensors()
+    worker = threading.Thread(target=it.invoke)
+    worker.start()
+    assert kernel.entered.wait(10)
+    try:
+        with pytest.raises(InterpreterStateError, match="another thread"):
+            it.invoke()
+        with pytest.raises(InterpreterStateError, match="another thread"):
+            it.set_input(np.zeros(4, np.float32))
+    finally:
+        kernel.release.set()
+        worker.join(10)
+    it.invoke()  # usable again once the first call returned
