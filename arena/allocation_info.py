@@ -74,7 +74,7 @@ def build_allocation_info(model, subgraph_tensors: Sequence[Sequence], scratch_r
         for i, tensor in enumerate(subgraph_tensors[s]):
             info = AllocationInfo("tensor", s, i, tensor.nbytes)
             info.needs_allocating = (not tensor.is_constant and not tensor.is_variable
-                                     and tensor.nbytes != 0)
+                                     and tensor.nbytes != 0 and tensor.spec.planned)
             if offline_offsets is not None:
                 info.offline_offset = int(offline_offsets[offline_index])
                 offline_index += 1

@@ -80,6 +80,15 @@ class MicroInterpreter:
             raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
         self.arena_size = int(arena_size)
         self._guard = _Guard()
+        self.num_resource_variables = int(num_resource_variables)
+        self.delegates = []
+        # Unknown operators are reported all at once, before any allocation.
+        self.op_resolver.check(self.model)
+        self._check_tensor_sizes()
+        self._setup()
+
+    def _setup(self) -> None:
+        """A fresh arena and allocator with TFLM's start-up allocations; nothing planned."""
         self._allocated = False
         self._invoked = False
         self._failed: Optional[BaseException] = None
@@ -89,11 +98,6 @@ class MicroInterpreter:
         self._inputs: List[np.ndarray] = []
         self._outputs: List[np.ndarray] = []
         self.resource_variables = None
-
-        # Unknown operators are reported all at once, before any allocation.
-        self.op_resolver.check(self.model)
-        self._check_tensor_sizes()
-        self.num_resource_variables = int(num_resource_variables)
         self.arena = self._make_arena(self.arena_size)
         try:
             self.allocator = self._make_allocator()
@@ -105,6 +109,35 @@ class MicroInterpreter:
             self._report(str(e))
             raise self._with_min_arena(e) from None
         self.ctx = KernelContext(self)
+
+    def modify_graph_with_delegate(self, delegate) -> None:
+        """Let ``delegate`` take the nodes it supports (see :mod:`micro_runtime.delegate`),
+        then plan and allocate the arena for the new graph. If the delegate fails — in
+        its own prepare, or its kernel while the graph is prepared — the interpreter goes
+        back to the graph and plan it had, and :class:`DelegateError` is raised."""
+        from .delegate import DelegateError, DelegateNodeKernel, apply_delegate
+        with self._guard:
+            old_model, old_resolver, was_allocated = self.model, self.op_resolver, self._allocated
+            registrations = [self.op_resolver.find(op.builtin_code, op.custom_code)
+                             for op in self.model.main.operators]
+            new_model, kernels = apply_delegate(self.model, registrations, delegate)
+            resolver = OpResolver()
+            resolver._builtin = dict(old_resolver._builtin)
+            resolver._custom = dict(old_resolver._custom)
+            for name, kernel in kernels.items():
+                resolver._custom[name] = DelegateNodeKernel(kernel, delegate, name)
+            try:
+                self.model, self.op_resolver = new_model, resolver
+                self._setup()
+                self._allocate()
+            except MicroRuntimeError as e:
+                self.model, self.op_resolver = old_model, old_resolver
+                self._setup()
+                if was_allocated:
+                    self._allocate()
+                raise DelegateError(f"delegate {getattr(delegate, 'name', delegate)!r} failed; "
+                                    f"the original graph is restored: {e}") from e
+            self.delegates.append(delegate)
 
     # -------------------------------------------------------------- set up
     def _make_arena(self, size: int) -> Arena:

@@ -63,6 +63,8 @@ class TensorSpec:
     is_variable: bool
     quantization: Optional[Quantization]   #: present when scale and zero_point are
     shape_signature: Optional[Tuple[int, ...]] = None
+    #: False for a tensor a delegate keeps to itself: it takes no arena memory
+    planned: bool = True
 
     @property
     def dtype(self) -> np.dtype:
