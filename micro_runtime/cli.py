@@ -186,6 +186,25 @@ def cmd_run(args) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ optimize
+def cmd_optimize(args) -> int:
+    from .optimizer import optimize_model
+    model = _load(args.model)
+    result = optimize_model(model, args.target, reorder=args.reorder, budget_s=args.budget)
+    with open(args.output, "wb") as f:
+        f.write(result.model)
+    data = {"model": os.path.basename(args.model), "target": args.target, "output": args.output,
+            **result.as_dict()}
+    text = [f"{data['model']} on target {args.target} -> {args.output}",
+            f"  head: TFLM {result.original_head_bytes} bytes -> optimized {result.optimized_head_bytes} "
+            f"bytes (lower bound {result.lower_bound_bytes}; saved {result.saved_bytes})",
+            f"  minimum arena: {result.original_min_arena_bytes} -> {result.optimized_min_arena_bytes} bytes",
+            f"  method: {result.method}{', operators reordered' if result.reordered else ''}; "
+            f"{result.seconds:.2f} s"]
+    _emit(args, data, text)
+    return 0
+
+
 # ---------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -226,6 +245,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", action="append", metavar="Y.npy", help="where to save outputs")
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser("optimize", help="write a smaller memory plan into a copy of the model "
+                                        "(OfflineMemoryAllocation metadata, used by stock TFLM)")
+    common(p, arena=False)
+    p.add_argument("-o", "--output", required=True, metavar="OUT.tflite")
+    p.add_argument("--reorder", action="store_true",
+                   help="also choose an operator order with a lower peak of live memory")
+    p.add_argument("--budget", type=float, default=5.0, help="seconds of search (default 5)")
+    p.set_defaults(func=cmd_optimize)
     return parser
 
 

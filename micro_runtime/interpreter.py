@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Callable, List, Optional, Union
 
 import numpy as np
@@ -80,6 +81,8 @@ class MicroInterpreter:
             raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
         self.arena_size = int(arena_size)
         self._guard = _Guard()
+        #: optional callable(node, seconds) called after each operator's invoke
+        self.profiler: Optional[Callable] = None
         self.num_resource_variables = int(num_resource_variables)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
@@ -319,11 +322,17 @@ class MicroInterpreter:
         previous = (ctx.subgraph_index, ctx.node)
         ctx.subgraph_index = index
         reset_temp = self.allocator.reset_temp_allocations
+        profiler = self.profiler
         try:
             for node in self.subgraphs[index].nodes:
                 ctx.node = node
                 try:
-                    node.registration.invoke(ctx, node)
+                    if profiler is None:
+                        node.registration.invoke(ctx, node)
+                    else:
+                        start = time.perf_counter()
+                        node.registration.invoke(ctx, node)
+                        profiler(node, time.perf_counter() - start)
                 except MicroRuntimeError:
                     raise
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
@@ -396,6 +405,46 @@ class MicroInterpreter:
                 raise InputError(f"input {index}: expected shape {tuple(target.shape)} but got "
                                  f"{tuple(value.shape)}")
             np.copyto(target, value)
+
+    def get_input_index(self, name: str) -> int:
+        """Position of the model input called ``name``."""
+        return self._index_by_name(name, self.model.subgraphs[0].inputs, "input")
+
+    def get_output_index(self, name: str) -> int:
+        """Position of the model output called ``name``."""
+        return self._index_by_name(name, self.model.subgraphs[0].outputs, "output")
+
+    def _index_by_name(self, name: str, indices, kind: str) -> int:
+        tensors = self.model.subgraphs[0].tensors
+        for k, t in enumerate(indices):
+            if tensors[t].name == name:
+                return k
+        known = ", ".join(repr(tensors[t].name) for t in indices)
+        raise InputError(f"no model {kind} named {name!r}; the {kind}s are {known}")
+
+    def get_tensor_details(self) -> List[dict]:
+        """Every tensor of the main subgraph: index, name, shape, dtype, quantization,
+        and where its data lives (constant / arena offset / not planned)."""
+        out = []
+        main = self.model.subgraphs[0]
+        evals = self.subgraphs[0].tensors if self.subgraphs else [None] * len(main.tensors)
+        for spec, ev in zip(main.tensors, evals):
+            q = spec.quantization
+            if spec.data is not None:
+                where = "constant"
+            elif ev is not None and ev.address is not None:
+                where = "arena"
+            else:
+                where = "none"
+            out.append({"index": spec.index, "name": spec.name, "shape": np.array(spec.shape, np.int32),
+                        "dtype": spec.dtype.type, "bytes": ev.nbytes if ev is not None else None,
+                        "location": where, "arena_offset": None if ev is None else ev.address,
+                        "is_variable": spec.is_variable,
+                        "quantization_parameters": {
+                            "scales": np.zeros(0, np.float32) if q is None else q.scales.copy(),
+                            "zero_points": np.zeros(0, np.int32) if q is None else q.zero_points.astype(np.int32),
+                            "quantized_dimension": 0 if q is None else q.quantized_dimension}})
+        return out
 
     def tensor(self, index: int, subgraph: int = 0) -> Optional[np.ndarray]:
         """The data of any tensor (constant data, or its arena view). With the greedy
