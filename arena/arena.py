@@ -80,6 +80,8 @@ class Arena:
         self._temp_count = 0
         self._temp_checksum = 0
         self.trace: List[Tuple[int, ...]] = []
+        #: append calls to ``trace`` (the interpreter stops after the first invoke)
+        self.tracing = True
         self.stats = ArenaStats()
 
     # ------------------------------------------------------------------ figures
@@ -124,7 +126,8 @@ class Arena:
     # ------------------------------------------------------------- allocations
     def allocate_persistent(self, size: int, alignment: int) -> int:
         """Take ``size`` bytes from the tail; returns the buffer's address."""
-        self.trace.append((PERSISTENT, size, alignment))
+        if self.tracing:
+            self.trace.append((PERSISTENT, size, alignment))
         address = align_down(self.tail - size, alignment)
         if address < self.head:
             missing = self.head - address
@@ -138,7 +141,8 @@ class Arena:
 
     def allocate_temp(self, size: int, alignment: int) -> int:
         """Take ``size`` bytes above the head, until the next :meth:`reset_temp`."""
-        self.trace.append((TEMP, size, alignment))
+        if self.tracing:
+            self.trace.append((TEMP, size, alignment))
         address = align_up(self.temp, alignment)
         available = self.tail - address
         if available < size:
@@ -153,7 +157,8 @@ class Arena:
         return address
 
     def deallocate_temp(self, address: int) -> None:
-        self.trace.append((DEALLOC_TEMP, address))
+        if self.tracing:
+            self.trace.append((DEALLOC_TEMP, address))
         self._temp_count -= 1
         self._temp_checksum ^= address
 
@@ -162,7 +167,8 @@ class Arena:
 
     def reset_temp(self) -> None:
         """Drop every temporary; all of them must have been deallocated."""
-        self.trace.append((RESET_TEMP,))
+        if self.tracing:
+            self.trace.append((RESET_TEMP,))
         if not self.all_temp_deallocated():
             raise InterpreterStateError(
                 f"internal error: {self._temp_count} temporary buffer(s) still allocated "
@@ -171,7 +177,8 @@ class Arena:
 
     def resize_head(self, size: int, alignment: int) -> int:
         """Make the head exactly ``size`` bytes (after aligning its start). Returns its address."""
-        self.trace.append((RESIZE, size, alignment))
+        if self.tracing:
+            self.trace.append((RESIZE, size, alignment))
         if self.head != self.temp:
             raise InterpreterStateError(
                 "internal error: the head was resized while temporaries were outstanding")
@@ -194,7 +201,8 @@ class Arena:
         Returns the scratch size. The scratch is a temporary: it is gone after the
         next :meth:`reset_temp`.
         """
-        self.trace.append((PLANNER, per_buffer_bytes, buffer_count))
+        if self.tracing:
+            self.trace.append((PLANNER, per_buffer_bytes, buffer_count))
         remaining = self.available_bytes(BUFFER_ALIGNMENT)
         address = align_up(self.temp, BUFFER_ALIGNMENT)
         if remaining < 0:
@@ -230,6 +238,7 @@ def replay(trace: List[Tuple[int, ...]], size: int) -> Arena:
     Raises :class:`ArenaTooSmallError` where a real run would.
     """
     arena = Arena(size, materialize=False)
+    arena.tracing = False
     addresses = []  # temp addresses, in allocation order, to deallocate the same ones
     for entry in trace:
         op = entry[0]

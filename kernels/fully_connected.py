@@ -15,7 +15,7 @@ from .quantization import (activation_range_float, activation_range_quantized,
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
 from .tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
-from .matmul import exact_int_matmul, float32_sequential_matmul
+from .matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
 OUTPUT = 0
@@ -95,6 +95,9 @@ class FullyConnected(Kernel):
         else:
             offset = 0 if data.is_per_channel else -data.filter_zero_point
             data.weights = np.ascontiguousarray((w.astype(np.float64) + offset).T)
+        # |input - zero point| <= 65535 and |weight (+ offset)| <= 255 (int16 x int8 at most)
+        if inp.type != FLOAT32 and not products_fit(accum_depth, 65535, 255):
+            raise ctx.error(f"accumulation depth {accum_depth} too large for exact float64 products")
         data.bias = None if bias is None or bias.data is None else bias.data.reshape(-1)[:output_depth]
         data.batches, data.accum_depth, data.output_depth = batches, accum_depth, output_depth
         data.activation = params.fused_activation_function
@@ -154,7 +157,7 @@ class FullyConnected(Kernel):
             np.copyto(flat_out, np.minimum(np.maximum(total, lo), hi).reshape(-1))
             return
         xin = x.reshape(-1)[: b * d].reshape(b, d).astype(np.float64) - data.input_zero_point
-        acc = exact_int_matmul(xin, data.weights)
+        acc = exact_int_matmul(xin, data.weights, check=False)
         if data.bias is not None:
             acc = acc + data.bias.astype(np.int64)
         if data.int64_accum:

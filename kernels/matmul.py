@@ -13,12 +13,21 @@ import numpy as np
 _EXACT_LIMIT = float(1 << 53)
 
 
-def exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Exact integer product of float64 matrices holding integers; returns int64."""
+def exact_int_matmul(a: np.ndarray, b: np.ndarray, check: bool = True) -> np.ndarray:
+    """Exact integer product of float64 matrices holding integers; returns int64.
+
+    ``check=False`` skips the run-time bound check when the caller proved it (see
+    :func:`products_fit`)."""
     result = a @ b
-    if result.size and np.abs(result).max() >= _EXACT_LIMIT:
+    if check and result.size and np.abs(result).max() >= _EXACT_LIMIT:
         raise OverflowError("integer accumulation exceeds 2^53: float64 product not exact")
     return result.astype(np.int64)
+
+
+def products_fit(depth: int, max_abs_a: int, max_abs_b: int) -> bool:
+    """True when any sum of ``depth`` products |a| <= max_abs_a, |b| <= max_abs_b is
+    below 2^53, so the float64 product is exact."""
+    return depth * max_abs_a * max_abs_b < (1 << 53)
 
 
 def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -29,3 +38,15 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for k in range(a.shape[1]):
         total += np.multiply.outer(a[:, k], b[k])
     return total
+
+
+def exact_float_dtype(bound: float):
+    """The narrowest float type in which integer products and sums are exact, given
+    ``bound`` >= the sum of the absolute values of every term of any one sum (so every
+    partial sum, in whatever order BLAS takes them, is an integer below the bound):
+    float32 below 2^24, float64 below 2^53, else None."""
+    if bound < float(1 << 24):
+        return np.float32
+    if bound < _EXACT_LIMIT:
+        return np.float64
+    return None

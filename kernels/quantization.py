@@ -120,7 +120,37 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
     """TFLM's double-rounding MultiplyByQuantizedMultiplier for int32 ``x``.
 
     ``multiplier`` / ``shift`` may be scalars or arrays broadcastable to ``x``
-    (per-channel). The left shift wraps like C++ int32 arithmetic."""
+    (per-channel). The left shift wraps like C++ int32 arithmetic.
+
+    Fast form, equal to SRDHM then RoundingDivideByPOT for multipliers >= 0 (TFLM's are
+    always >= 0, so SRDHM cannot saturate): SRDHM(x, m) == (x*m + 2^30) >> 31 (the C++
+    truncating division with its sign-dependent nudge reduces to this floor), and
+    rounding half away from zero by 2^e (e >= 1) == (q + 2^(e-1) - (q < 0)) >> e."""
+    x = np.asarray(x, dtype=np.int64)
+    if np.ndim(multiplier) == 0 and np.ndim(shift) == 0:
+        m, s = int(multiplier), int(shift)
+        if m < 0:
+            return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
+        if s > 0:
+            x = wrap_int32(x << s)
+        q = (x * m + (1 << 30)) >> 31
+        if s < 0:
+            q = (q + ((1 << (-s - 1)) - (q < 0))) >> -s
+        return q
+    m = np.asarray(multiplier, dtype=np.int64)
+    s = np.asarray(shift, dtype=np.int64)
+    if (m < 0).any():
+        return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
+    if (s > 0).any():
+        x = wrap_int32(x << np.maximum(s, 0))
+    q = (x * m + (1 << 30)) >> 31
+    e = np.maximum(-s, 0)
+    half = np.where(e > 0, np.int64(1) << np.maximum(e - 1, 0), 0)
+    return (q + half - ((q < 0) & (e > 0))) >> e
+
+
+def _multiply_by_quantized_multiplier_generic(x: ArrayLike, multiplier: ArrayLike, shift: ArrayLike) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier composed literally from the two gemmlowp primitives."""
     x = np.asarray(x, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
     left = np.maximum(shift, 0)
@@ -211,3 +241,231 @@ def quantized_convolution_multiplier(input_scale: float, filter_scale: float, ou
     if not product >= 0:
         raise ValueError("input_scale * filter_scale must be >= 0")
     return product / float(output_scale)
+
+
+class ChannelRequantizer:
+    """TFLM's double-rounding MultiplyByQuantizedMultiplier (int32 accumulators) with a
+    fixed multiplier / shift per channel (last axis), in fewer numpy passes.
+
+    Same results as :func:`multiply_by_quantized_multiplier` for int32-range ``x`` and
+    multipliers >= 0 (what QuantizeMultiplier produces): SaturatingRoundingDoublingHighMul
+    with a non-negative multiplier is ``(x * m + 2^30) >> 31`` for either sign of the
+    product (the high-mul cannot saturate), and RoundingDivideByPOT by ``r`` >= 1 is
+    ``(q + 2^(r-1) - [q < 0]) >> r``."""
+
+    def __init__(self, multiplier, shift):
+        self.multiplier = np.asarray(multiplier, dtype=np.int64)
+        self.shift = np.asarray(shift, dtype=np.int64)
+        if np.any(self.multiplier < 0):
+            raise ValueError("ChannelRequantizer needs non-negative multipliers")
+        self.left = np.maximum(self.shift, 0)
+        self.right = np.maximum(-self.shift, 0)
+        self.any_left = bool(np.any(self.left))
+        self.half = (np.int64(1) << self.right) >> 1
+        self.round_neg = (self.right > 0).astype(np.int64)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """``x``: int64 array holding int32 values, channels last. Returns int64."""
+        x = np.asarray(x, dtype=np.int64)
+        if self.any_left:
+            x = wrap_int32(x << self.left)
+        q = x * self.multiplier
+        q += 1 << 30
+        q >>= 31
+        neg = q >> 63          # -1 where negative, else 0
+        neg &= self.round_neg  # 1 where negative and a rounding shift follows
+        q += self.half
+        q -= neg
+        q >>= self.right
+        return q
+
+
+# ------------------------------------------------ float activation bounds (TFLM exact)
+_FLT_MAX = np.float32(np.finfo(np.float32).max)
+
+
+def activation_bounds_float32(activation: int) -> Tuple[np.float32, np.float32]:
+    """TFLM's CalculateActivationRange<float>: NONE (and TANH / SIGN_BIT) give
+    [lowest, max] of float, i.e. +-FLT_MAX, not infinities (an infinite result is
+    clamped to +-FLT_MAX); RELU gives [0, FLT_MAX]."""
+    if activation == ACT_RELU:
+        return np.float32(0.0), _FLT_MAX
+    if activation == ACT_RELU6:
+        return np.float32(0.0), np.float32(6.0)
+    if activation == ACT_RELU_N1_TO_1:
+        return np.float32(-1.0), np.float32(1.0)
+    return -_FLT_MAX, _FLT_MAX
+
+
+def clamp_float32(x: np.ndarray, lo, hi) -> np.ndarray:
+    """ActivationFunctionWithMinMax: std::min(std::max(x, lo), hi) (NaN passes through)."""
+    x = np.asarray(x, dtype=np.float32)
+    lo, hi = np.float32(lo), np.float32(hi)
+    x = np.where(x < lo, lo, x)
+    return np.where(hi < x, hi, x).astype(np.float32, copy=False)
+
+
+# ------------------------------------- gemmlowp fixed point on int32 raw values (int64)
+# FixedPoint<int32, I> holds a value v as the raw int32 round(v * 2^(31 - I)). Sums wrap
+# like the int32 arithmetic of the compiled C++; products are SRDHM. Every function takes
+# and returns int64 arrays holding int32 values.
+
+def c_div(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+    """C++ integer division (truncation toward zero)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def saturating_rounding_multiply_by_pot(x: ArrayLike, exponent: int) -> np.ndarray:
+    """gemmlowp SaturatingRoundingMultiplyByPOT<exponent> for int32: a saturating left
+    shift for exponent > 0, a rounding right shift for exponent < 0."""
+    x = np.asarray(x, dtype=np.int64)
+    if exponent == 0:
+        return x
+    if exponent < 0:
+        return rounding_divide_by_pot(x, -exponent)
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, x << exponent))
+
+
+def rounding_half_sum(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+    """gemmlowp RoundingHalfSum for int32: (a + b + sign) / 2, truncating."""
+    s = np.asarray(a, dtype=np.int64) + np.asarray(b, dtype=np.int64)
+    return c_div(s + np.where(s >= 0, 1, -1), 2)
+
+
+def _exp_on_quarter_interval(a: np.ndarray) -> np.ndarray:
+    """exp(a) for a in [-1/4, 0) (FixedPoint<int32, 0> in and out): Taylor series
+    around -1/8 (gemmlowp exp_on_interval_between_negative_one_quarter_and_0_excl)."""
+    srdhm = saturating_rounding_doubling_high_mul
+    exp_minus_one_eighth, one_third = 1895147668, 715827883
+    x = wrap_int32(a + (1 << 28))
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4 = srdhm(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(
+        wrap_int32(srdhm(wrap_int32(x4_over_4 + x3), one_third) + x2), 1)
+    return wrap_int32(exp_minus_one_eighth + srdhm(exp_minus_one_eighth, wrap_int32(x + poly)))
+
+
+# exp(-2^k) as FixedPoint<int32, 0> raws, for k = -2 .. 4 (gemmlowp's barrel shifter)
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+               (2, 39332535), (3, 720401), (4, 242))
+
+
+def exp_on_negative_values(a: ArrayLike, integer_bits: int) -> np.ndarray:
+    """gemmlowp exp_on_negative_values: exp(a) for a <= 0 given as FixedPoint<int32,
+    integer_bits>; result FixedPoint<int32, 0> (exp(0) = INT32_MAX)."""
+    a = np.asarray(a, dtype=np.int64)
+    frac_bits = 31 - integer_bits
+    quarter = 1 << (frac_bits - 2)
+    a_mod_quarter_minus_quarter = (a & (quarter - 1)) - quarter
+    result = _exp_on_quarter_interval(
+        saturating_rounding_multiply_by_pot(a_mod_quarter_minus_quarter, integer_bits))
+    remainder = wrap_int32(a_mod_quarter_minus_quarter - a)
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = (remainder >> (frac_bits + exponent)) & 1
+            result = np.where(bit != 0, saturating_rounding_doubling_high_mul(result, multiplier), result)
+    if integer_bits > 5:
+        result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def _newton_reciprocal_half_denominator(a: np.ndarray) -> np.ndarray:
+    """x ~= 1 / ((1 + a) / 2) as FixedPoint<int32, 2> (a in [0, 1) as FixedPoint<int32,
+    0>): 48/17 - 32/17 * d, then three Newton-Raphson steps."""
+    srdhm = saturating_rounding_doubling_high_mul
+    half_denominator = rounding_half_sum(a, INT32_MAX)
+    x = wrap_int32(1515870810 + srdhm(half_denominator, -1010580540))
+    one_f2 = 1 << 29
+    for _ in range(3):
+        one_minus = wrap_int32(one_f2 - srdhm(half_denominator, x))
+        x = wrap_int32(x + saturating_rounding_multiply_by_pot(srdhm(x, one_minus), 2))
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: ArrayLike) -> np.ndarray:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1 (FixedPoint<int32, 0> in and out)."""
+    x = _newton_reciprocal_half_denominator(np.asarray(a, dtype=np.int64))
+    return saturating_rounding_multiply_by_pot(x, 1)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: ArrayLike) -> np.ndarray:
+    """gemmlowp one_minus_x_over_one_plus_x_for_x_in_0_1 (FixedPoint<int32, 0>)."""
+    x = _newton_reciprocal_half_denominator(np.asarray(a, dtype=np.int64))
+    return saturating_rounding_multiply_by_pot(wrap_int32(x - (1 << 29)), 2)
+
+
+def fixed_point_logistic(a: ArrayLike, integer_bits: int) -> np.ndarray:
+    """gemmlowp logistic of FixedPoint<int32, integer_bits>; FixedPoint<int32, 0> out."""
+    a = np.asarray(a, dtype=np.int64)
+    positive = a > 0
+    abs_a = np.where(positive, a, wrap_int32(-a))
+    if_positive = one_over_one_plus_x_for_x_in_0_1(
+        exp_on_negative_values(wrap_int32(-abs_a), integer_bits))
+    if_negative = wrap_int32(INT32_MAX - if_positive)
+    return np.where(a == 0, 1 << 30, np.where(positive, if_positive, if_negative))
+
+
+def fixed_point_tanh(a: ArrayLike, integer_bits: int) -> np.ndarray:
+    """gemmlowp tanh of FixedPoint<int32, integer_bits>; FixedPoint<int32, 0> out."""
+    a = np.asarray(a, dtype=np.int64)
+    negative = a < 0
+    n = np.where(negative, a, wrap_int32(-a))
+    # exp(2n): the same raw value read with one more integer bit
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(n, integer_bits + 1))
+    return np.where(a == 0, 0, np.where(negative, wrap_int32(-t), t))
+
+
+def count_leading_zeros_u32(x: ArrayLike) -> np.ndarray:
+    """CountLeadingZeros of the values as uint32 (32 for 0)."""
+    u = np.asarray(x, dtype=np.int64) & 0xFFFFFFFF
+    return 32 - np.frexp(u.astype(np.float64))[1].astype(np.int64)
+
+
+def get_reciprocal(x: ArrayLike, x_integer_digits: int) -> Tuple[np.ndarray, np.ndarray]:
+    """TFLM's GetReciprocal: (1 / x as FixedPoint<int32, 0> raw scaled into [0.5, 1),
+    num_bits_over_unit) for positive FixedPoint<int32, x_integer_digits> ``x``."""
+    x = np.asarray(x, dtype=np.int64)
+    headroom_plus_one = count_leading_zeros_u32(x)
+    num_bits_over_unit = x_integer_digits - headroom_plus_one
+    shifted = ((x & 0xFFFFFFFF) << headroom_plus_one) & 0xFFFFFFFF
+    shifted_minus_one = wrap_int32(shifted - (1 << 31))
+    return one_over_one_plus_x_for_x_in_0_1(shifted_minus_one), num_bits_over_unit
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
+                           total_signed_bits: int = 31) -> int:
+    """TFLM's CalculateInputRadius: the largest |input| whose rescaled value fits."""
+    value = (float((1 << input_integer_bits) - 1) * float(1 << (total_signed_bits - input_integer_bits))
+             / float(1 << input_left_shift))
+    return int(math.floor(value))
+
+
+# --------------------------------------------- gemmlowp primitives on int16 raw values
+def wrap_int16(x: ArrayLike) -> np.ndarray:
+    """Two's-complement wrap to int16 (C++ conversion to int16_t)."""
+    return ((np.asarray(x, dtype=np.int64) + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def saturating_rounding_doubling_high_mul_int16(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+    """gemmlowp SaturatingRoundingDoublingHighMul<int16_t>."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    ab = a * b
+    q = c_div(ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14)), 1 << 15)
+    return np.where((a == b) & (a == -(1 << 15)), (1 << 15) - 1, wrap_int16(q))
+
+
+def rounding_divide_by_pot_int16(x: ArrayLike, exponent: int) -> np.ndarray:
+    """gemmlowp RoundingDivideByPOT<int16_t>, including what the C++ computes for
+    exponents of 16 and more (the mask then truncates to int16 -1)."""
+    x = np.asarray(x, dtype=np.int64)
+    mask = int(wrap_int16((1 << exponent) - 1))
+    remainder = wrap_int16(x & mask)
+    threshold = wrap_int16((mask >> 1) + (x < 0))
+    return wrap_int16((x >> min(exponent, 63)) + (remainder > threshold))

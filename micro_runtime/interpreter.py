@@ -309,7 +309,10 @@ class MicroInterpreter:
         with self._guard:
             self._require_allocated()
             self._invoke_subgraph(0)
-            self._invoked = True
+            if not self._invoked:
+                # one invoke completes the allocation timeline; later ones repeat it
+                self._invoked = True
+                self.arena.tracing = False
 
     def invoke_subgraph(self, index: int) -> None:
         """Run subgraph ``index`` (used by control-flow kernels while invoking)."""

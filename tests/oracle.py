@@ -40,6 +40,7 @@ class OracleResult:
     tensors: Dict[int, Any] = field(default_factory=dict)
     input_details: List[dict] = field(default_factory=list)
     output_details: List[dict] = field(default_factory=list)
+    timings: List[float] = field(default_factory=list)
 
 
 class Oracle:
@@ -106,6 +107,15 @@ class Oracle:
                               "arena_size": int(arena_size), "preserve": preserve,
                               "tensors": list(tensors), "runs": runs, "details": details,
                               "reset_between": reset_between})
+
+    def time_invoke(self, model: bytes, inputs=(), arena_size: int = 1 << 20, warmup: int = 5,
+                    runs: int = 50) -> List[float]:
+        """Seconds per TFLM invoke() (after warm-up), measured inside the worker."""
+        r = self._request({"model": bytes(model), "inputs": [np.asarray(x) for x in inputs],
+                           "arena_size": int(arena_size), "bench": {"warmup": warmup, "runs": runs}})
+        if not r.ok:
+            raise RuntimeError(f"TFLM failed: {r.error}")
+        return r.timings
 
     def fits(self, model: bytes, arena_size: int, inputs=()) -> bool:
         return self.run(model, inputs, arena_size).ok

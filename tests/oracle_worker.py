@@ -52,6 +52,19 @@ def handle(req):
     except Exception as e:  # allocation failure
         return {"ok": False, "stage": "allocate", "error": str(e)}
     result = {"ok": True, "outputs": [], "tensors": {}, "lines": None, "invokes": []}
+    if req.get("bench"):
+        import time
+        for i, x in enumerate(req.get("inputs", [])):
+            it.set_input(x, i)
+        for _ in range(req["bench"]["warmup"]):
+            it.invoke()
+        times = []
+        for _ in range(req["bench"]["runs"]):
+            t0 = time.perf_counter()
+            it.invoke()
+            times.append(time.perf_counter() - t0)
+        result["timings"] = times
+        return result
     runs = req.get("runs") or [req.get("inputs", [])]
     try:
         for k, inputs in enumerate(runs):

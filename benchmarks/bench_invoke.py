@@ -1,0 +1,104 @@
+"""Invoke time of micro-runtime vs TFLM (the tflite-micro package) on the zoo models,
+allocate_tensors() time, and the greedy planner's cost as buffers grow.
+
+    python benchmarks/bench_invoke.py [--runs 50] [--warmup 5] [--models a,b,...]
+
+TFLM is timed in a worker process (the package's Interpreter.invoke()); ours in this
+process (MicroInterpreter.invoke()). Medians of `--runs` runs after `--warmup` runs.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from arena.planners import GreedyMemoryPlanner  # noqa: E402
+from micro_runtime import MicroInterpreter, load_model  # noqa: E402
+from tests.oracle import Oracle  # noqa: E402
+
+ZOO = ["vww_96_int8", "person_detect", "pretrainedResnet_quant", "kws_ref_model",
+       "micro_speech_quantized", "keyword_scrambled_8bit", "trained_lstm_int8", "ad01_int8",
+       "hello_world_int8", "hello_world_float", "simple_add_model"]
+TARGETS = {"vww_96_int8": 0.5, "person_detect": 0.5, "pretrainedResnet_quant": 0.5, "kws_ref_model": 0.5}
+DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data")
+
+
+def inputs_for(model, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in model.main.inputs:
+        spec = model.main.tensors[t]
+        if spec.dtype == np.float32:
+            out.append(rng.uniform(-1, 1, spec.shape).astype(np.float32))
+        else:
+            info = np.iinfo(spec.dtype)
+            out.append(rng.integers(info.min, info.max, spec.shape, endpoint=True).astype(spec.dtype))
+    return out
+
+
+def time_ours(raw, inputs, warmup, runs):
+    t0 = time.perf_counter()
+    it = MicroInterpreter(raw, arena_size=1 << 21, target="host64")
+    it.allocate_tensors()
+    alloc = time.perf_counter() - t0
+    for i, x in enumerate(inputs):
+        it.set_input(x, i)
+    for _ in range(warmup):
+        it.invoke()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        it.invoke()
+        times.append(time.perf_counter() - t)
+    return alloc, times
+
+
+def planner_scaling():
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in (10, 100, 1000, 10000):
+        p = GreedyMemoryPlanner()
+        for _ in range(n):
+            first = int(rng.integers(0, n))
+            p.add_buffer(int(rng.integers(1, 1000)) * 16, first, first + int(rng.integers(0, 20)))
+        t = time.perf_counter()
+        p.offsets()
+        rows.append((n, time.perf_counter() - t))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--models", default=",".join(ZOO))
+    args = ap.parse_args()
+    oracle = Oracle()
+    print(f"{'model':<26}{'TFLM ms':>9}{'ours ms':>9}{'ratio':>7}{'target':>8}{'alloc ms':>10}")
+    ok = True
+    for name in args.models.split(","):
+        raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
+        model = load_model(raw)
+        inputs = inputs_for(model)
+        theirs = statistics.median(oracle.time_invoke(raw, inputs, 1 << 21, args.warmup, args.runs))
+        alloc, times = time_ours(raw, inputs, args.warmup, args.runs)
+        ours = statistics.median(times)
+        ratio = ours / theirs
+        target = TARGETS.get(name)
+        mark = "" if target is None else (f"<={target}" + ("" if ratio <= target else " MISS"))
+        ok &= target is None or ratio <= target
+        print(f"{name:<26}{theirs * 1e3:>9.2f}{ours * 1e3:>9.2f}{ratio:>7.2f}{mark:>8}{alloc * 1e3:>10.1f}")
+    oracle.close()
+    print()
+    print(f"{'greedy planner buffers':<26}{'seconds':>9}")
+    for n, s in planner_scaling():
+        print(f"{n:<26}{s:>9.3f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

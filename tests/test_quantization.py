@@ -1,0 +1,62 @@
+"""The fixed-point primitives: fast forms equal the literal gemmlowp compositions."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from kernels.quantization import (INT32_MAX, INT32_MIN, _multiply_by_quantized_multiplier_generic,
+                                  multiply_by_quantized_multiplier, quantize_multiplier,
+                                  round_half_away, rounding_divide_by_pot,
+                                  saturating_rounding_doubling_high_mul)
+
+EDGES = np.array([INT32_MIN, INT32_MIN + 1, -(1 << 30), -3, -2, -1, 0, 1, 2, 3, 1 << 30,
+                  INT32_MAX - 1, INT32_MAX], dtype=np.int64)
+
+
+def _srdhm_scalar(a, b):
+    if a == b == INT32_MIN:
+        return INT32_MAX
+    ab = a * b
+    nudge = (1 << 30) if ab >= 0 else 1 - (1 << 30)
+    s = ab + nudge
+    return s // (1 << 31) if s >= 0 else -((-s) // (1 << 31))   # C++ truncation
+
+
+def _rdbpot_scalar(x, e):
+    mask = (1 << e) - 1
+    rem = x & mask
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> e) + (1 if rem > threshold else 0)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(INT32_MIN, INT32_MAX), min_size=1, max_size=20),
+       st.integers(0, INT32_MAX), st.integers(-31, 7))
+def test_fast_requantization_equals_literal_composition(xs, m, shift):
+    x = np.concatenate([np.array(xs, np.int64), EDGES])
+    fast = multiply_by_quantized_multiplier(x, m, shift)
+    slow = _multiply_by_quantized_multiplier_generic(x, m, shift)
+    assert fast.tolist() == slow.tolist()
+    # per-channel form
+    ms = np.full(x.shape, m, np.int64)
+    ss = np.full(x.shape, shift, np.int64)
+    assert multiply_by_quantized_multiplier(x, ms, ss).tolist() == slow.tolist()
+
+
+@settings(max_examples=300)
+@given(st.integers(INT32_MIN, INT32_MAX), st.integers(INT32_MIN, INT32_MAX), st.integers(0, 31))
+def test_primitives_match_scalar_definitions(a, b, e):
+    assert int(saturating_rounding_doubling_high_mul(a, b)) == _srdhm_scalar(a, b)
+    assert int(rounding_divide_by_pot(a, e)) == _rdbpot_scalar(a, e)
+
+
+def test_round_half_away_is_std_round():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 2.0, -0.0], np.float32)
+    assert round_half_away(x).tolist() == [1.0, 2.0, 3.0, -1.0, -2.0, -3.0, 0.0, 2.0, -0.0]
+
+
+def test_quantize_multiplier_known_values():
+    assert quantize_multiplier(0.5) == (1 << 30, 0)
+    assert quantize_multiplier(1.0) == (1 << 30, 1)
+    assert quantize_multiplier(0.0) == (0, 0)
+    m, s = quantize_multiplier(0.0123)
+    assert 1 << 30 <= m < 1 << 31 and abs(m * 2.0 ** (s - 31) - 0.0123) < 1e-9
+    assert quantize_multiplier(1e-12) == (0, 0)   # flushed: shift below -31
