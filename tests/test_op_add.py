@@ -40,3 +40,12 @@ def add_case(draw):
 def test_add_matches_tflm(oracle, case):
     model, inputs = case
     compare_with_tflm(oracle, model, inputs, context="ADD")
+
+
+def test_float_add_clamps_infinities_like_tflm(oracle):
+    import numpy as np
+    model = single_op_model("ADD", [TensorDef((1, 4), "FLOAT32"), TensorDef((1, 4), "FLOAT32")],
+                            [TensorDef((1, 4), "FLOAT32")], fused_activation_function=0)
+    x = np.array([[np.inf, -np.inf, 1, np.nan]], np.float32)
+    ours, _ = compare_with_tflm(oracle, model, [x, np.ones((1, 4), np.float32)], context="ADD inf")
+    assert ours[0][0, 0] == np.finfo(np.float32).max
