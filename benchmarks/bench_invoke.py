@@ -8,6 +8,8 @@ process (MicroInterpreter.invoke()). Medians of `--runs` runs after `--warmup` r
 """
 import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: see micro_runtime/__init__.py
 import statistics
 import sys
 import time

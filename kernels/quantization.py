@@ -215,8 +215,11 @@ def activation_range_quantized(activation: int, dtype: np.dtype, scale: float,
 
 
 def activation_range_float(activation: int) -> Tuple[float, float]:
-    """CalculateActivationRange for float: (min, max) as float32 values."""
-    lo, hi = -np.inf, np.inf
+    """CalculateActivationRange for float: (min, max) as float32 values. Without an
+    activation the bounds are the float limits (not infinities), so TFLM clamps
+    infinite results to +-3.4028235e38."""
+    big = np.finfo(np.float32).max
+    lo, hi = -big, big
     if activation == ACT_RELU:
         lo = 0.0
     elif activation == ACT_RELU6:
@@ -244,40 +247,119 @@ def quantized_convolution_multiplier(input_scale: float, filter_scale: float, ou
 
 
 class ChannelRequantizer:
-    """TFLM's double-rounding MultiplyByQuantizedMultiplier (int32 accumulators) with a
-    fixed multiplier / shift per channel (last axis), in fewer numpy passes.
+    """The output stage of TFLM's per-channel integer kernels (conv, depthwise conv,
+    transpose conv, ...) for a fixed multiplier / shift / bias per channel, on arrays with
+    the channels on axis 0 (shape (C, N): every per-channel constant then broadcasts
+    over a long contiguous row, which keeps numpy fast):
 
-    Same results as :func:`multiply_by_quantized_multiplier` for int32-range ``x`` and
-    multipliers >= 0 (what QuantizeMultiplier produces): SaturatingRoundingDoublingHighMul
-    with a non-negative multiplier is ``(x * m + 2^30) >> 31`` for either sign of the
-    product (the high-mul cannot saturate), and RoundingDivideByPOT by ``r`` >= 1 is
-    ``(q + 2^(r-1) - [q < 0]) >> r``."""
+        acc (+ bias) -> MultiplyByQuantizedMultiplier -> + output_offset -> clamp
 
-    def __init__(self, multiplier, shift):
-        self.multiplier = np.asarray(multiplier, dtype=np.int64)
-        self.shift = np.asarray(shift, dtype=np.int64)
-        if np.any(self.multiplier < 0):
+    ``int64_accum=False``: int32 accumulator (wrapping like the C++ int32 sum; the bias
+    add wraps too) and the double-rounding 32-bit MultiplyByQuantizedMultiplier;
+    ``int64_accum=True``: int64 accumulator and the 64-bit MultiplyByQuantizedMultiplier
+    (16-bit reduced multiplier, one rounding shift, result narrowed to int32).
+
+    Bit-exact with :func:`multiply_by_quantized_multiplier` /
+    :func:`multiply_by_quantized_multiplier_64` for multipliers >= 0 (what
+    QuantizeMultiplier produces), with fewer passes: SaturatingRoundingDoublingHighMul
+    with a non-negative multiplier is ``(x * m + 2^30) >> 31`` for either sign (it cannot
+    saturate) and is negative exactly when ``x * m + 2^30`` is; RoundingDivideByPOT by
+    ``r`` >= 1 is ``(q + 2^(r-1) - [q < 0]) >> r``; and nested floor shifts combine, so
+    the whole 32-bit routine is ``(x*m + 2^30 + (2^(r-1) - [neg]) * 2^31) >> (31 + r)``.
+    The bias and the output offset are folded into those constants when no
+    intermediate can overflow. ``acc_bound`` (max |accumulator| before the bias, or
+    None if unknown) tells whether the int32 accumulator can wrap."""
+
+    def __init__(self, multiplier, shift, bias=None, output_offset: int = 0,
+                 act_min: int = INT32_MIN, act_max: int = INT32_MAX, int64_accum: bool = False,
+                 acc_bound=None):
+        m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
+        shift = np.asarray(shift, dtype=np.int64).reshape(-1)
+        if np.any(m < 0):
             raise ValueError("ChannelRequantizer needs non-negative multipliers")
-        self.left = np.maximum(self.shift, 0)
-        self.right = np.maximum(-self.shift, 0)
-        self.any_left = bool(np.any(self.left))
-        self.half = (np.int64(1) << self.right) >> 1
-        self.round_neg = (self.right > 0).astype(np.int64)
+        col = (-1, 1)
+        self.bias = None if bias is None else np.asarray(bias, dtype=np.int64).reshape(col)
+        self.act_min, self.act_max = int(act_min), int(act_max)
+        self.int64_accum = bool(int64_accum)
+        bias_max = 0 if bias is None else int(np.abs(self.bias).max(initial=0))
+        offset = int(output_offset)
+        if self.int64_accum:
+            reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+            total_shift = 15 - shift
+            if np.any(total_shift < 1) or np.any(total_shift > 62):
+                raise ValueError("shift out of range for the 64-bit requantisation")
+            self.mult = reduced.reshape(col)
+            self.shift = total_shift.reshape(col)
+            add = np.int64(1) << total_shift.reshape(col) - 1
+            # (x + b) * rm wraps in int64 exactly as x * rm + b * rm does
+            self.fold_bias = True
+            self.add = add + (0 if self.bias is None else self.bias * self.mult)
+            # the int32 narrowing can be skipped when the result provably fits
+            self.needs_wrap = acc_bound is None or (
+                (float(acc_bound) + bias_max) * float(reduced.max(initial=0))
+                / 2.0 ** float(total_shift.min(initial=62)) + 2 >= 2.0 ** 31)
+            self.offset = offset
+            return
+        left = np.maximum(shift, 0)
+        right = np.maximum(-shift, 0)
+        if np.any(right > 31):
+            raise ValueError("shift out of range for the 32-bit requantisation")
+        self.left = left.reshape(col) if np.any(left) else None
+        self.mult = m.reshape(col)
+        self.shift = (31 + right).reshape(col)
+        self.neg_fix = np.where(right > 0, np.int64(1) << 31, 0).reshape(col)
+        half = ((np.int64(1) << right) >> 1).reshape(col) << 31
+        self.may_wrap = acc_bound is None or float(acc_bound) + bias_max >= 2.0 ** 31
+        self.fold_bias = self.bias is not None and not self.may_wrap and self.left is None
+        base = np.int64(1) << 30
+        if self.fold_bias:
+            base = base + self.bias * self.mult
+        self.base = base
+        # output offset folded into the final shift: (p >> S) + z == (p + z * 2^S) >> S
+        if offset and abs(offset) + 1 < 2 ** (62 - int(self.shift.max())):
+            self.half = half + (np.int64(offset) << self.shift)
+            self.offset = 0
+        else:
+            self.half = half
+            self.offset = offset
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """``x``: int64 array holding int32 values, channels last. Returns int64."""
-        x = np.asarray(x, dtype=np.int64)
-        if self.any_left:
-            x = wrap_int32(x << self.left)
-        q = x * self.multiplier
-        q += 1 << 30
-        q >>= 31
-        neg = q >> 63          # -1 where negative, else 0
-        neg &= self.round_neg  # 1 where negative and a rounding shift follows
-        q += self.half
-        q -= neg
-        q >>= self.right
-        return q
+    def __call__(self, acc: np.ndarray) -> np.ndarray:
+        """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
+        integral float dtype, any layout of the other axes). Returns the clamped int64
+        output values, shape (C, N)."""
+        acc = np.asarray(acc)
+        channels = acc.shape[0]
+        if self.int64_accum:
+            p = np.array(acc, dtype=np.int64).reshape(channels, -1)
+            p *= self.mult
+            p += self.add
+            p >>= self.shift
+            if self.needs_wrap:
+                p = wrap_int32(p)
+        else:
+            if self.fold_bias or (self.bias is None and not self.may_wrap and self.left is None):
+                p = np.array(acc, dtype=np.int64).reshape(channels, -1)
+                p *= self.mult
+            else:
+                x = np.array(acc, dtype=np.int64).reshape(channels, -1)
+                if self.bias is not None:
+                    x += self.bias
+                if self.may_wrap:
+                    x = wrap_int32(x)
+                if self.left is not None:
+                    x = wrap_int32(x << self.left)
+                p = x * self.mult
+            p += self.base
+            neg = p >> 63            # -1 where the high-mul result is negative
+            neg &= self.neg_fix      # 2^31 there when a rounding shift follows
+            p -= neg
+            p += self.half
+            p >>= self.shift
+        if self.offset:
+            p += self.offset
+        np.maximum(p, self.act_min, out=p)
+        np.minimum(p, self.act_max, out=p)
+        return p
 
 
 # ------------------------------------------------ float activation bounds (TFLM exact)
@@ -469,3 +551,43 @@ def rounding_divide_by_pot_int16(x: ArrayLike, exponent: int) -> np.ndarray:
     remainder = wrap_int16(x & mask)
     threshold = wrap_int16((mask >> 1) + (x < 0))
     return wrap_int16((x >> min(exponent, 63)) + (remainder > threshold))
+
+
+# ------------------------------------------ input rescaling of LOGISTIC / TANH (TFLM)
+def checked_log2(x: float) -> Tuple[bool, int]:
+    """TFLM's CheckedLog2 (float32 arithmetic): (whether x is within 1e-3 of a power of
+    two in log2 terms, the rounded log2)."""
+    f = np.float32
+    log2 = f(np.log(np.float64(f(x)))) * (f(1.0) / f(np.log(np.float64(f(2.0)))))
+    rounded = f(round_half_away_scalar(float(log2)))
+    return bool(abs(f(log2 - rounded)) < f(1e-3)), int(rounded)
+
+
+def fixed_point_input_rescale(input_scale: float, input_integer_bits: int) -> Tuple[int, int, int]:
+    """The int8 LOGISTIC / TANH input rescale to Q(integer_bits): (multiplier, left
+    shift, input range radius) from frexp(scale * 2^(31 - integer_bits)), as TFLM."""
+    real = float(np.float32(input_scale)) * float(1 << (31 - input_integer_bits))
+    q, shift = math.frexp(real)
+    if real <= 0.0 or shift < 0:
+        raise ValueError(f"input scale {input_scale} is out of range for the fixed-point kernel")
+    multiplier = int(round_half_away_scalar(q * float(1 << 31)))
+    return multiplier, shift, calculate_input_radius(input_integer_bits, shift, 31)
+
+
+# ------------------------------------------------ int32 activation bounds, sign bits
+def activation_bounds_int32(activation: int) -> Tuple[int, int]:
+    """TFLM's CalculateActivationRange<int32_t> (unquantized int32 kernels): RELU gives
+    [0, INT32_MAX], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1], anything else the full range."""
+    if activation == ACT_RELU:
+        return 0, INT32_MAX
+    if activation == ACT_RELU6:
+        return 0, 6
+    if activation == ACT_RELU_N1_TO_1:
+        return -1, 1
+    return INT32_MIN, INT32_MAX
+
+
+def count_leading_sign_bits_int32(x: ArrayLike) -> np.ndarray:
+    """CountLeadingSignBits of int32 values (31 for 0 and -1, 0 for INT32_MIN)."""
+    x = np.asarray(x, dtype=np.int64)
+    return count_leading_zeros_u32(x ^ (x >> 63)) - 1

@@ -8,6 +8,15 @@ host. Main entry points:
 * :func:`load_model`, :class:`OpResolver`, the target profiles (``host64``, ``mcu32``);
 * the exception family rooted at :class:`MicroRuntimeError`.
 """
+import os as _os
+import sys as _sys
+
+# Kernels multiply many small matrices; OpenBLAS's threads cost more than they give there
+# (and hurt badly on a loaded machine). Only set when numpy is not loaded yet and the
+# user has not chosen.
+if "numpy" not in _sys.modules:
+    _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
                      MicroRuntimeError, ModelError, UnsupportedOpError)
 from .targets import DEFAULT_TARGET, TARGETS, Target, get_target
