@@ -12,10 +12,9 @@ import os as _os
 import sys as _sys
 
 # Kernels multiply many small matrices; OpenBLAS's threads cost more than they give there
-# (and hurt badly on a loaded machine). Only set when numpy is not loaded yet and the
-# user has not chosen.
-if "numpy" not in _sys.modules:
-    _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# (see micro_runtime/_blas.py, which also handles a numpy loaded before us).
+if "numpy" not in _sys.modules and _os.environ.get("MICRO_RUNTIME_BLAS_THREADS", "1") != "0":
+    _os.environ.setdefault("OPENBLAS_NUM_THREADS", _os.environ.get("MICRO_RUNTIME_BLAS_THREADS", "1"))
 
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
                      MicroRuntimeError, ModelError, UnsupportedOpError)

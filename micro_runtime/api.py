@@ -158,6 +158,36 @@ class Interpreter:
             raise InputError(f"Output index {index} out of range (length is {it.outputs_size})")
         return _details(it.model.subgraphs[0].tensors[it.model.subgraphs[0].outputs[index]])
 
+    # ------------------------------------------------ names, details, resize
+    def get_input_index(self, name: str) -> int:
+        """Position of the model input whose tensor is called ``name`` (InputError,
+        listing the input names, for an unknown name)."""
+        return self._interpreter.get_input_index(name)
+
+    def get_output_index(self, name: str) -> int:
+        """Position of the model output whose tensor is called ``name``."""
+        return self._interpreter.get_output_index(name)
+
+    def get_tensor_details(self) -> list:
+        """One dict per tensor of the main subgraph: ``index``, ``name``, ``shape``,
+        ``dtype``, ``quantization_parameters``, ``bytes``, ``location`` ("constant",
+        "arena" or "none"), ``arena_offset``, ``is_variable``."""
+        return self._interpreter.get_tensor_details()
+
+    def resize_input_tensor(self, index: int, shape) -> int:
+        """Give input ``index`` a new ``shape`` and re-allocate at once (TFLite's
+        ``ResizeInputTensor`` followed by ``AllocateTensors``).
+
+        *Emulator extension*: TFLM cannot resize. Downstream shapes are inferred per op
+        and the arena is planned afresh; returns the new minimum arena in bytes. If the
+        new plan does not fit ``arena_size``, raises :class:`ArenaTooSmallError` (its
+        ``min_arena_bytes`` is the size needed) and the interpreter keeps its old shapes.
+        """
+        _check_index(index)
+        needed = self._interpreter.resize_input_tensor(index, shape)
+        self._interpreter.allocate_tensors()
+        return needed
+
 
 def _check_index(index) -> None:
     if index is None or isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:

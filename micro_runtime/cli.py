@@ -1,7 +1,8 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
-Subcommands: ``size``, ``audit``, ``plan``, ``run`` (see ``--help`` of each). Every one
-takes ``--target`` (default ``mcu32``) and ``--json``; every output names its target.
+Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``optimize``, ``drift``, ``bench``
+(see ``--help`` of each). Every one takes ``--target`` (default ``mcu32``) and
+``--json``; every output names its target.
 Errors are one line on stderr and a non-zero exit status: 1 for a bad model, input or
 arena, 2 for bad command-line usage.
 """
@@ -205,6 +206,34 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------------- drift
+def cmd_drift(args) -> int:
+    from .drift import format_drift, measure_drift
+    from .errors import InputError
+    if args.seeds < 1:
+        raise InputError(f"--seeds must be >= 1, not {args.seeds}")
+    model = _load(args.model)
+    report = measure_drift(model, args.precision, inputs=args.input or None, seeds=args.seeds,
+                           target=args.target, clamp=args.clamp)
+    data = report.as_dict()
+    data["model"] = os.path.basename(resolve_model_path(args.model))
+    report.model = data["model"]
+    _emit(args, data, format_drift(report))
+    return 0
+
+
+# --------------------------------------------------------------------- bench
+def cmd_bench(args) -> int:
+    from .bench import format_bench, run_benchmark
+    from .model import load_model
+    path = resolve_model_path(args.model)
+    load_model(path)          # a bad model fails here, before anything is timed
+    report = run_benchmark(path, warmup_runs=args.warmup_runs, num_runs=args.num_runs,
+                           delegate=args.delegate, target=args.target, seed=args.seed)
+    _emit(args, report.as_dict(), format_bench(report))
+    return 0
+
+
 # ---------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -253,6 +282,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also choose an operator order with a lower peak of live memory")
     p.add_argument("--budget", type=float, default=5.0, help="seconds of search (default 5)")
     p.set_defaults(func=cmd_optimize)
+
+    p = sub.add_parser("drift", help="how far outputs move when the model runs on a float "
+                                     "accelerator (float delegate vs the integer kernels)")
+    common(p, arena=False)
+    p.add_argument("--precision", default="fp32", choices=("fp32", "fp16"),
+                   help="float32, or float16 storage (default fp32)")
+    p.add_argument("--input", action="append", default=[], metavar="X.npy",
+                   help="input samples, one file per model input: the input's shape (one sample) "
+                        "or (k, *shape) (k samples); default: seeded random inputs")
+    p.add_argument("--seeds", type=int, default=8,
+                   help="number of seeded random input samples (seeds 0..N-1; default 8)")
+    p.add_argument("--clamp", action="store_true",
+                   help="diagnostic: clamp every float op's output to the range of its quantized "
+                        "tensor, to tell saturation from precision")
+    p.set_defaults(func=cmd_drift)
+
+    p = sub.add_parser("bench", help="benchmark in the manner of TFLite's benchmark_model: "
+                                     "timings, per-operator profile, arena figures")
+    common(p, arena=False)
+    p.add_argument("--warmup_runs", "--warmup-runs", dest="warmup_runs", type=int, default=1,
+                   help="untimed invokes after the first (default 1)")
+    p.add_argument("--num_runs", "--num-runs", dest="num_runs", type=int, default=50,
+                   help="timed invokes (default 50)")
+    p.add_argument("--delegate", default="none", choices=("none", "float32", "float16"),
+                   help="run with the float delegate (default none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -20,6 +20,7 @@ from arena.allocator import MicroAllocator, SubgraphAllocation
 from arena.arena import Arena, min_arena_bytes
 
 from . import schema
+from ._blas import limit_blas_threads
 from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
                      MicroRuntimeError, ModelError)
@@ -60,13 +61,16 @@ class MicroInterpreter:
     ten times the model size, like the tflite_micro package). ``target``: ``"host64"`` or
     ``"mcu32"`` (struct sizes). ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
-    accounting for :meth:`print_allocations`.
+    accounting for :meth:`print_allocations`. ``error_reporter``: a callable that receives
+    TFLM's log messages (allocation failures, "Node ... failed to prepare", ...; default:
+    stderr); errors still reach the caller as exceptions.
     """
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None):
+        limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
         self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver()
         self.target = get_target(target)
@@ -86,8 +90,12 @@ class MicroInterpreter:
         self.num_resource_variables = int(num_resource_variables)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
-        self.op_resolver.check(self.model)
-        self._check_tensor_sizes()
+        try:
+            self.op_resolver.check(self.model)
+            self._check_tensor_sizes()
+        except MicroRuntimeError as e:
+            self._report_once(e)
+            raise
         self._setup()
 
     def _setup(self) -> None:
@@ -109,7 +117,7 @@ class MicroInterpreter:
                 self.resource_variables = MicroResourceVariables.create(
                     self.allocator, self.num_resource_variables)
         except ArenaTooSmallError as e:
-            self._report(str(e))
+            self._report_once(e)
             raise self._with_min_arena(e) from None
         self.ctx = KernelContext(self)
 
@@ -123,7 +131,11 @@ class MicroInterpreter:
             old_model, old_resolver, was_allocated = self.model, self.op_resolver, self._allocated
             registrations = [self.op_resolver.find(op.builtin_code, op.custom_code)
                              for op in self.model.main.operators]
-            new_model, kernels = apply_delegate(self.model, registrations, delegate)
+            try:
+                new_model, kernels = apply_delegate(self.model, registrations, delegate)
+            except DelegateError as e:
+                self._report_once(e)
+                raise
             resolver = OpResolver()
             resolver._builtin = dict(old_resolver._builtin)
             resolver._custom = dict(old_resolver._custom)
@@ -138,8 +150,11 @@ class MicroInterpreter:
                 self._setup()
                 if was_allocated:
                     self._allocate()
-                raise DelegateError(f"delegate {getattr(delegate, 'name', delegate)!r} failed; "
-                                    f"the original graph is restored: {e}") from e
+                error = DelegateError(f"delegate {getattr(delegate, 'name', delegate)!r} failed; "
+                                      f"the original graph is restored: {e}")
+                self._report_once(error)
+                self._report("Restored original execution plan after delegate application failure.")
+                raise error from e
             self.delegates.append(delegate)
 
     # -------------------------------------------------------------- set up
@@ -174,6 +189,29 @@ class MicroInterpreter:
         except Exception:  # a broken reporter must not hide the real error
             pass
 
+    def _report_once(self, error: BaseException) -> None:
+        """Send ``error``'s message to the error reporter (once per exception object,
+        however many levels see it), preceded by TFLM's line for a missing builtin op."""
+        if getattr(error, "_micro_runtime_reported", False):
+            return
+        from .errors import UnsupportedOpError
+        if isinstance(error, UnsupportedOpError):
+            for name in error.missing:
+                if name in schema.BUILTIN_OP_CODES:
+                    self._report(f"Didn't find op for builtin opcode '{name}'")
+        self._report(str(error))
+        try:
+            error._micro_runtime_reported = True
+        except AttributeError:
+            pass
+
+    def _report_node_failure(self, error: BaseException, node, stage: str) -> None:
+        """The kernel's message, then MicroInterpreterGraph's line for the failed node
+        (TFLM prints the prepare line with its "%df" format: "number 3f")."""
+        self._report_once(error)
+        number = f"{node.index}f" if stage == "prepare" else f"{node.index}"
+        self._report(f"Node {node.name} (number {number}) failed to {stage} with status 1")
+
     # ------------------------------------------------------------ allocate
     def allocate_tensors(self) -> None:
         """Plan and allocate the arena; run every kernel's init and prepare."""
@@ -186,11 +224,11 @@ class MicroInterpreter:
                 self._allocate()
             except ArenaTooSmallError as e:
                 self._failed = e
-                self._report(str(e))
+                self._report_once(e)
                 raise self._with_min_arena(e) from None
             except MicroRuntimeError as e:
                 self._failed = e
-                self._report(str(e))
+                self._report_once(e)
                 raise
 
     def _allocate(self) -> None:
@@ -228,11 +266,14 @@ class MicroInterpreter:
                 before = self.arena.persistent_used_bytes
                 try:
                     node.registration.prepare(ctx, node)
-                except MicroRuntimeError:
+                except MicroRuntimeError as e:
+                    self._report_node_failure(e, node, "prepare")
                     raise
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
-                    raise ctx.error(f"failed to prepare: {type(e).__name__}: {e}") from e
+                    error = ctx.error(f"failed to prepare: {type(e).__name__}: {e}")
+                    self._report_node_failure(error, node, "prepare")
+                    raise error from e
                 node.tail_bytes["persistent"] += self.arena.persistent_used_bytes - before
                 self._check_dynamic_outputs(sg, node)
                 allocator.finish_prepare_node(node.index)
@@ -307,6 +348,8 @@ class MicroInterpreter:
     def invoke(self) -> None:
         """Run the model once on the current inputs."""
         with self._guard:
+            if not self._allocated and self._failed is not None:
+                self._report("Invoke() called after initialization failed")
             self._require_allocated()
             self._invoke_subgraph(0)
             if not self._invoked:
@@ -336,11 +379,14 @@ class MicroInterpreter:
                         start = time.perf_counter()
                         node.registration.invoke(ctx, node)
                         profiler(node, time.perf_counter() - start)
-                except MicroRuntimeError:
+                except MicroRuntimeError as e:
+                    self._report_node_failure(e, node, "invoke")
                     raise
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
-                    raise ctx.error(f"failed to invoke: {type(e).__name__}: {e}") from e
+                    error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")
+                    self._report_node_failure(error, node, "invoke")
+                    raise error from e
                 reset_temp()
         finally:
             ctx.subgraph_index, ctx.node = previous
@@ -448,6 +494,51 @@ class MicroInterpreter:
                             "zero_points": np.zeros(0, np.int32) if q is None else q.zero_points.astype(np.int32),
                             "quantized_dimension": 0 if q is None else q.quantized_dimension}})
         return out
+
+    def resize_input_tensor(self, index: int, shape) -> int:
+        """Give input ``index`` (its position, as for :meth:`input`) a new ``shape``.
+
+        *Emulator extension*: TFLM cannot resize (shapes come from the flatbuffer);
+        TFLite can. Every shape downstream is inferred (:mod:`micro_runtime.shape_inference`),
+        the interpreter starts over with a fresh arena, and :meth:`allocate_tensors` must
+        be called again (as after TFLite's ``ResizeInputTensor``); tensor contents are
+        not kept. Returns the minimum arena (bytes) for the new shapes.
+
+        Raises :class:`InputError` when a shape cannot be carried through an op, and
+        :class:`ArenaTooSmallError` (``min_arena_bytes`` = the size needed) when the new
+        plan does not fit this interpreter's arena; the interpreter then keeps its old
+        shapes (re-allocated if it was allocated). Not available after
+        :meth:`modify_graph_with_delegate` (resize first, then delegate).
+        """
+        from .shape_inference import resize_inputs
+        with self._guard:
+            if self.delegates:
+                raise InterpreterStateError("resize_input_tensor() after modify_graph_with_delegate() "
+                                            "is not supported; resize first, then apply the delegate")
+            try:
+                new_model = resize_inputs(self.model, {index: shape})
+            except MicroRuntimeError as e:
+                self._report_once(e)
+                raise
+            old_model, was_allocated = self.model, self._allocated
+            try:
+                self.model = new_model
+                self._setup()
+                needed = self.min_arena_bytes()
+                if needed > self.arena_size:
+                    raise ArenaTooSmallError(
+                        f"resize_input_tensor: input {index} resized to "
+                        f"{new_model.main.tensors[new_model.main.inputs[index]].shape} does not fit",
+                        requested=needed, available=self.arena_size, missing=needed - self.arena_size,
+                        arena_bytes=self.arena_size, min_arena_bytes=needed)
+            except MicroRuntimeError as e:
+                self._report_once(e)
+                self.model = old_model
+                self._setup()
+                if was_allocated:
+                    self._allocate()
+                raise
+            return needed
 
     def tensor(self, index: int, subgraph: int = 0) -> Optional[np.ndarray]:
         """The data of any tensor (constant data, or its arena view). With the greedy
