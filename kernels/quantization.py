@@ -94,16 +94,14 @@ def wrap_int32(x: np.ndarray) -> np.ndarray:
 
 
 def saturating_rounding_doubling_high_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
-    """gemmlowp SaturatingRoundingDoublingHighMul on int32 values (given as int64)."""
-    a = np.asarray(a, dtype=np.int64)
-    b = np.asarray(b, dtype=np.int64)
-    ab = a * b
-    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    s = ab + nudge
-    # C++ integer division truncates toward zero
-    q = np.where(s >= 0, s >> 31, -((-s) >> 31))
-    overflow = (a == b) & (a == INT32_MIN)
-    return np.where(overflow, INT32_MAX, q)
+    """gemmlowp SaturatingRoundingDoublingHighMul on int32 values (given as int64).
+
+    The C++ form -- (a*b + nudge) / 2^31 with a sign-dependent nudge and a truncating
+    division -- equals floor((a*b + 2^30) / 2^31) for every sign; the one overflow
+    (INT32_MIN * INT32_MIN) is the only product that lands above INT32_MAX, so
+    saturating at INT32_MAX covers it."""
+    ab = np.multiply(a, b, dtype=np.int64)
+    return np.minimum((ab + (1 << 30)) >> 31, INT32_MAX)
 
 
 def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
