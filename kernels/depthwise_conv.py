@@ -1,0 +1,260 @@
+"""DEPTHWISE_CONV_2D as TFLM's reference kernels compute it.
+
+Type paths (input / filter / bias -> output):
+
+* float32 / float32 / float32: one float32 multiply-add per tap in TFLM's order
+  (filter_y, filter_x), taps outside the image skipped, then bias, then the clamp;
+* int8 / int8 or int4 / int32: per-channel or per-tensor quantization (per-channel
+  multipliers always; the filter zero point is ignored), int32 accumulator (wrapping as
+  C++ does), 32-bit double-rounding requantisation;
+* int16 / int8 / int64 (or none): int64 accumulator, no input / output offsets, 64-bit
+  requantisation.
+
+Output channel ``ic * depth_multiplier + m`` reads input channel ``ic``. The sums run
+over the kernel taps with whole-tensor numpy operations: for each tap only the
+rectangle of outputs whose input lies inside the image is updated (TFLM skips the other
+taps), so no padding copy is needed. Integer accumulators are int32 (int8 path: the
+wrap-around of numpy int32 is TFLM's) or int64 (int16 path).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
+                   make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
+from .matmul import exact_float_dtype
+from .padding import compute_padding_height_width, padded_extent, padding_mode, tap_range
+from .tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
+
+INPUT, FILTER, BIAS = 0, 1, 2
+OUTPUT = 0
+QUANTIZED_DIMENSION = 3
+
+
+@register
+class DepthwiseConv2D(Kernel):
+    op = "DEPTHWISE_CONV_2D"
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("conv.OpDataConv"))
+        return OpData()
+
+    def prepare(self, ctx, node):
+        data = node.user_data
+        params = node.params
+        out = ctx.output(node, OUTPUT)
+        inp = ctx.input(node, INPUT)
+        flt = ctx.input(node, FILTER)
+        if out is None or inp is None or flt is None:
+            raise ctx.error("needs an input, a filter and an output tensor")
+        require_4d(ctx, input=inp, filter=flt, output=out)
+        batches, in_h, in_w, in_depth = inp.shape
+        _, filter_h, filter_w, out_depth = flt.shape
+        multiplier = int(params.depth_multiplier)
+        if flt.shape[0] < 1:
+            raise ctx.error(f"filter of shape {flt.shape} is empty")
+        if out.shape[0] != batches:
+            raise ctx.error(f"output batch {out.shape[0]} differs from input batch {batches}")
+        if out.shape[3] != out_depth:
+            raise ctx.error(f"output has {out.shape[3]} channels but the filter has {out_depth}")
+        if out_depth != in_depth * multiplier:
+            raise ctx.error(f"output depth {out_depth} is not input depth {in_depth} x "
+                            f"depth_multiplier {multiplier}")
+        if inp.type != out.type:
+            raise ctx.error(f"input type {type_name(inp.type)} and output type "
+                            f"{type_name(out.type)} differ")
+
+        num_channels = flt.shape[QUANTIZED_DIMENSION]
+        data.per_channel_multiplier = ctx.persistent_array(np.int32, num_channels)
+        data.per_channel_shift = ctx.persistent_array(np.int32, num_channels)
+        if inp.type == INT8:
+            q = flt.quantization
+            if q is None:
+                raise ctx.error("quantized filter has no quantization parameters")
+            if q.scales.size not in (1, num_channels):
+                raise ctx.error(f"filter has {q.scales.size} quantization scales; expected 1 or "
+                                f"{num_channels}")
+            if q.scales.size != q.zero_points.size:
+                raise ctx.error(f"filter has {q.scales.size} scales but {q.zero_points.size} "
+                                "zero points")
+        if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
+                or (inp.type == INT8 and flt.type in (INT8, INT4))
+                or (inp.type == INT16 and flt.type == INT8)):
+            raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
+                            f"{type_name(inp.type)} with filter type {type_name(flt.type)}; "
+                            "supported: float32/float32, int8/int8, int8/int4, int16/int8)")
+        if flt.type == INT4:
+            if flt.data is None:
+                raise ctx.error("an int4 filter must be a constant tensor")
+            data.filter_buffer_index = ctx.request_scratch(flat_size(flt.shape))
+
+        # --- TFLM's CalculateOpDataDepthwiseConv
+        if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
+            raise ctx.error(f"needs 2 or 3 inputs and 1 output (got {len(node.inputs)} and "
+                            f"{len(node.outputs)})")
+        if len(node.inputs) == 3 and node.inputs[BIAS] < 0:
+            # TFLM counts a third input as a bias and releases its (null) temp tensor
+            raise ctx.error("an omitted bias (input 2 = -1) crashes TFLM's depthwise conv "
+                            "prepare; give the node two inputs instead")
+        sh, sw = int(params.stride_h), int(params.stride_w)
+        dh, dw = int(params.dilation_h_factor), int(params.dilation_w_factor)
+        check_geometry_params(ctx, sh, sw, dh, dw)
+        data.padding, _, _ = compute_padding_height_width(
+            sh, sw, dh, dw, in_h, in_w, filter_h, filter_w, padding_mode(params))
+        inp2 = ctx.input(node, INPUT)
+        flt2 = ctx.input(node, FILTER)
+        bias = ctx.input(node, BIAS)
+        out2 = ctx.output(node, OUTPUT)
+        activation = int(params.fused_activation_function)
+        if inp.type == FLOAT32:
+            check_bias(ctx, bias, inp.type, (FLOAT32,), out_depth)
+        else:
+            data.output_activation_min, data.output_activation_max = populate_conv_quantization(
+                ctx, inp2, flt2, bias, out2, activation, num_channels,
+                data.per_channel_multiplier, data.per_channel_shift)
+            check_bias(ctx, bias, inp.type, (INT32,) if inp.type == INT8 else (INT64,), out_depth)
+        data.input_zero_point = inp2.zero_point
+        data.filter_zero_point = flt2.zero_point
+        data.output_zero_point = out2.zero_point
+        data.has_bias = bias is not None
+        bias_data = bias.data if bias is not None else None
+        ctx.release(inp2, flt2, bias, out2)
+
+        # --- host-side caches
+        data.kind = inp.type
+        data.activation = activation
+        data.geometry = (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w,
+                         out.shape[1], out.shape[2], sh, sw, dh, dw)
+        data.filter_type, data.filter_shape = flt.type, flt.shape
+        data.filter_const = None if flt.data is None else self._taps(data, flt.data)
+        data.bias_const = None if bias_data is None else np.asarray(bias_data).reshape(-1)
+        if inp.type != FLOAT32:
+            data.int64_accum = inp.type == INT16
+            data.offset = data.input_zero_point if inp.type == INT8 else 0
+            data.output_offset = data.output_zero_point if inp.type == INT8 else 0
+            self._plan_flat_taps(data)
+            if data.filter_const is not None and (data.bias_const is not None or not data.has_bias):
+                try:
+                    data.cache = self._integer_cache(data, data.filter_const, data.bias_const)
+                except (ValueError, OverflowError) as e:
+                    raise ctx.error(str(e)) from None
+        ctx.release(out, inp, flt)
+
+    @staticmethod
+    def _taps(data, raw) -> np.ndarray:
+        """Filter as (filter_h, filter_w, in_depth, depth_multiplier): float32, or int64
+        for the integer paths (first filter row only, as TFLM reads it)."""
+        (_, _, _, in_depth, multiplier, filter_h, filter_w, *_rest) = data.geometry
+        w = filter_values(data.filter_type, raw, data.filter_shape)[0]
+        dtype = np.float32 if data.kind == FLOAT32 else np.int64
+        return np.ascontiguousarray(w.reshape(filter_h, filter_w, in_depth, multiplier),
+                                    dtype=dtype)
+
+    @staticmethod
+    def _integer_cache(data, taps, bias):
+        """(float dtype in which the sums are exact, taps in it shaped for channels-first
+        broadcasting, requantizer). The bound of every sum is sum |filter| x the largest
+        |input - offset|."""
+        (_, _, _, in_depth, multiplier, filter_h, filter_w, *_rest) = data.geometry
+        limit = 128 + abs(data.offset) if data.kind == INT8 else 1 << 15
+        bound = float((np.abs(taps).sum(axis=(0, 1)) * limit).max(initial=0))
+        dtype = exact_float_dtype(bound)
+        if dtype is None:
+            raise OverflowError("depthwise sums exceed 2^53: not computable exactly")
+        wt = taps.astype(dtype).reshape(filter_h, filter_w, in_depth, multiplier, 1, 1)
+        return dtype, wt, make_requantizer(data, bias, bound)
+
+    @staticmethod
+    def _plan_flat_taps(data) -> None:
+        """Layout of the integer paths' input buffer: channels first, zero-point shifted,
+        zero padded, each (channel, batch) image flattened with a row pitch ``wp`` (a
+        multiple of the stride). Output (y, x) of tap (fy, fx) then reads flat position
+        ``fy * dh * wp + fx * dw + sw * (y * pitch + x)`` with ``pitch = sh * wp / sw``:
+        every tap is one strided 1-D slice of length out_h * pitch (columns x >= out_w
+        are computed and dropped), so numpy runs long inner loops."""
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        pad = data.padding
+        wp = padded_extent(in_w, pad.width, out_w, filter_w, sw, dw)
+        wp = -(-wp // sw) * sw
+        pitch = sh * wp // sw
+        length = out_h * pitch
+        need = (filter_h - 1) * dh * wp + (filter_w - 1) * dw + sw * (length - 1) + 1
+        rows = max(padded_extent(in_h, pad.height, out_h, filter_h, sh, dh), -(-need // wp))
+        data.flat = (wp, pitch, length, rows)
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[INPUT]
+        out = node.output_arrays[OUTPUT]
+        if out.size == 0:
+            return
+        w = data.filter_const
+        if w is None:
+            w = self._taps(data, node.input_arrays[FILTER])
+        bias = data.bias_const
+        if bias is None and data.has_bias:
+            bias = np.asarray(node.input_arrays[BIAS]).reshape(-1)
+        if data.kind == FLOAT32:
+            with np.errstate(over="ignore", invalid="ignore"):
+                self._invoke_float(data, x, w, bias, out)
+            return
+        cache = data.cache
+        if cache is None:
+            cache = self._integer_cache(data, w, bias)
+        dtype, wt, requantizer = cache
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        wp, pitch, length, rows = data.flat
+        buf = data.xbuf
+        if buf is None or buf.dtype != dtype:
+            buf = data.xbuf = np.zeros((in_depth, batches, rows * wp), dtype=dtype)
+        pad = data.padding
+        image = buf.reshape(in_depth, batches, rows, wp)
+        np.subtract(np.moveaxis(x, 3, 0), data.offset, dtype=dtype,
+                    out=image[:, :, pad.height:pad.height + in_h, pad.width:pad.width + in_w])
+        shape = (in_depth, multiplier, batches, length)
+        scratch = data.acc_buffers
+        if scratch is None or scratch[0].dtype != dtype:
+            scratch = data.acc_buffers = (np.empty(shape, dtype), np.empty(shape, dtype))
+        acc, term = scratch
+        first = True
+        for fy in range(filter_h):
+            for fx in range(filter_w):
+                start = fy * dh * wp + fx * dw
+                taps = buf[:, None, :, start:start + sw * (length - 1) + 1:sw]
+                if first:
+                    np.multiply(taps, wt[fy, fx], out=acc)
+                    first = False
+                else:
+                    np.multiply(taps, wt[fy, fx], out=term)
+                    acc += term
+        acc = acc.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w]
+        write_channels_first(requantizer(acc), out)
+
+    @staticmethod
+    def _invoke_float(data, x, w, bias, out):
+        """TFLM's order: per output, filter_y then filter_x, skipping taps outside the
+        image, from 0.0f; then bias and the clamp."""
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        xt = np.moveaxis(x, 3, 0)
+        wt = w.reshape(filter_h, filter_w, in_depth, multiplier, 1, 1, 1)
+        acc = np.zeros((in_depth, multiplier, batches, out_h, out_w), dtype=np.float32)
+        pad = data.padding
+        for fy in range(filter_h):
+            oy0, oy1 = tap_range(out_h, sh, fy * dh - pad.height, in_h)
+            if oy0 >= oy1:
+                continue
+            iy0 = oy0 * sh + fy * dh - pad.height
+            rows = slice(iy0, iy0 + (oy1 - oy0 - 1) * sh + 1, sh)
+            for fx in range(filter_w):
+                ox0, ox1 = tap_range(out_w, sw, fx * dw - pad.width, in_w)
+                if ox0 >= ox1:
+                    continue
+                ix0 = ox0 * sw + fx * dw - pad.width
+                cols = slice(ix0, ix0 + (ox1 - ox0 - 1) * sw + 1, sw)
+                acc[:, :, :, oy0:oy1, ox0:ox1] += xt[:, None, :, rows, cols] * wt[fy, fx]
+        total = np.ascontiguousarray(acc.reshape(in_depth * multiplier, -1).T)
+        float_finish(total.reshape(out.shape), bias, data.activation, out)
