@@ -89,7 +89,10 @@ def quantize_multiplier_greater_than_one(real_multiplier: float) -> Tuple[int, i
 
 
 def wrap_int32(x: np.ndarray) -> np.ndarray:
-    """Two's-complement wrap of int64 values to the int32 range (C++ int32 overflow)."""
+    """Two's-complement wrap of int64 values to the int32 range (C++ int32 overflow).
+    Python ints stay Python ints (the scalar fast path of the fixed-point helpers)."""
+    if type(x) is int:
+        return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
     return ((np.asarray(x, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
@@ -100,12 +103,17 @@ def saturating_rounding_doubling_high_mul(a: ArrayLike, b: ArrayLike) -> np.ndar
     division -- equals floor((a*b + 2^30) / 2^31) for every sign; the one overflow
     (INT32_MIN * INT32_MIN) is the only product that lands above INT32_MAX, so
     saturating at INT32_MAX covers it."""
+    if type(a) is int and type(b) is int:
+        return min((a * b + (1 << 30)) >> 31, INT32_MAX)
     ab = np.multiply(a, b, dtype=np.int64)
     return np.minimum((ab + (1 << 30)) >> 31, INT32_MAX)
 
 
 def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
     """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero."""
+    if type(x) is int and type(exponent) is int:
+        mask = (1 << exponent) - 1
+        return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
     x = np.asarray(x, dtype=np.int64)
     exponent = np.asarray(exponent, dtype=np.int64)
     mask = (np.int64(1) << exponent) - 1
@@ -392,6 +400,9 @@ def clamp_float32(x: np.ndarray, lo, hi) -> np.ndarray:
 
 def c_div(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """C++ integer division (truncation toward zero)."""
+    if type(a) is int and type(b) is int:
+        q = abs(a) // abs(b)
+        return -q if (a < 0) != (b < 0) else q
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
     q = np.abs(a) // np.abs(b)
@@ -401,6 +412,11 @@ def c_div(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 def saturating_rounding_multiply_by_pot(x: ArrayLike, exponent: int) -> np.ndarray:
     """gemmlowp SaturatingRoundingMultiplyByPOT<exponent> for int32: a saturating left
     shift for exponent > 0, a rounding right shift for exponent < 0."""
+    if type(x) is int:
+        if exponent <= 0:
+            return rounding_divide_by_pot(x, -exponent) if exponent else x
+        threshold = (1 << (31 - exponent)) - 1
+        return INT32_MAX if x > threshold else (INT32_MIN if x < -threshold else x << exponent)
     x = np.asarray(x, dtype=np.int64)
     if exponent == 0:
         return x
@@ -412,6 +428,9 @@ def saturating_rounding_multiply_by_pot(x: ArrayLike, exponent: int) -> np.ndarr
 
 def rounding_half_sum(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """gemmlowp RoundingHalfSum for int32: (a + b + sign) / 2, truncating."""
+    if type(a) is int and type(b) is int:
+        total = a + b
+        return c_div(total + (1 if total >= 0 else -1), 2)
     s = np.asarray(a, dtype=np.int64) + np.asarray(b, dtype=np.int64)
     return c_div(s + np.where(s >= 0, 1, -1), 2)
 
@@ -470,7 +489,7 @@ def _newton_reciprocal_half_denominator(a: np.ndarray) -> np.ndarray:
 
 def one_over_one_plus_x_for_x_in_0_1(a: ArrayLike) -> np.ndarray:
     """gemmlowp one_over_one_plus_x_for_x_in_0_1 (FixedPoint<int32, 0> in and out)."""
-    x = _newton_reciprocal_half_denominator(np.asarray(a, dtype=np.int64))
+    x = _newton_reciprocal_half_denominator(a if type(a) is int else np.asarray(a, dtype=np.int64))
     return saturating_rounding_multiply_by_pot(x, 1)
 
 
@@ -503,6 +522,8 @@ def fixed_point_tanh(a: ArrayLike, integer_bits: int) -> np.ndarray:
 
 def count_leading_zeros_u32(x: ArrayLike) -> np.ndarray:
     """CountLeadingZeros of the values as uint32 (32 for 0)."""
+    if type(x) is int:
+        return 32 - (x & 0xFFFFFFFF).bit_length()
     u = np.asarray(x, dtype=np.int64) & 0xFFFFFFFF
     return 32 - np.frexp(u.astype(np.float64))[1].astype(np.int64)
 
@@ -510,7 +531,8 @@ def count_leading_zeros_u32(x: ArrayLike) -> np.ndarray:
 def get_reciprocal(x: ArrayLike, x_integer_digits: int) -> Tuple[np.ndarray, np.ndarray]:
     """TFLM's GetReciprocal: (1 / x as FixedPoint<int32, 0> raw scaled into [0.5, 1),
     num_bits_over_unit) for positive FixedPoint<int32, x_integer_digits> ``x``."""
-    x = np.asarray(x, dtype=np.int64)
+    if type(x) is not int:
+        x = np.asarray(x, dtype=np.int64)
     headroom_plus_one = count_leading_zeros_u32(x)
     num_bits_over_unit = x_integer_digits - headroom_plus_one
     shifted = ((x & 0xFFFFFFFF) << headroom_plus_one) & 0xFFFFFFFF

@@ -185,7 +185,12 @@ class Softmax(Kernel):
         exps, accumulated, used = data.exp_table[:, index]
         used = used.astype(bool)
         sum_of_exps = wrap_int32(accumulated.sum(axis=1, keepdims=True))
-        shifted_scale, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
+        if sum_of_exps.size == 1:
+            # one row: the reciprocal on Python ints (same helpers, scalar path)
+            scale, over = get_reciprocal(int(sum_of_exps[0, 0]), _ACCUMULATION_INTEGER_BITS)
+            shifted_scale, bits_over_unit = np.int64(scale), np.int64(over)
+        else:
+            shifted_scale, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
         exponent = bits_over_unit + 31 - bits
         if np.any((exponent < 0) | (exponent > 31)):
             raise ctx.error(f"a row's sum of exponentials is too large for an {bits}-bit output "
