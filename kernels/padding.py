@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+import numpy as np
+
 UNKNOWN, SAME, VALID = 0, 1, 2  # TfLitePadding values
 
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
@@ -82,3 +84,34 @@ def compute_padding_height_width(stride_h: int, stride_w: int, dilation_h: int, 
     if pw is None:
         return PaddingValues(height=ph[0], height_offset=ph[1]), oh, ow
     return PaddingValues(width=pw[0], height=ph[0], width_offset=pw[1], height_offset=ph[1]), oh, ow
+
+
+# ------------------------------------------------------------ sliding windows
+def tap_range(count: int, stride: int, offset: int, limit: int) -> Tuple[int, int]:
+    """Indices k in [0, count) with 0 <= k * stride + offset < limit, as (first, end).
+
+    For a convolution tap at ``offset = filter_index * dilation - padding`` this is the
+    range of output positions whose input position lies inside the image (TFLM skips
+    the others); for a transpose convolution (scatter) it is the range of input
+    positions whose output position lies inside the output."""
+    first = max(0, -(offset // stride))           # ceil(-offset / stride)
+    end = min(count, -((offset - limit) // stride))  # ceil((limit - offset) / stride)
+    return first, max(first, end)
+
+
+def padded_extent(in_size: int, pad_before: int, out_size: int, filter_size: int,
+                  stride: int, dilation: int) -> int:
+    """Extent of a padded axis that holds every tap of ``out_size`` windows."""
+    if out_size <= 0:
+        return in_size + pad_before
+    return max(in_size + pad_before, (out_size - 1) * stride + (filter_size - 1) * dilation + 1)
+
+
+def window_view(padded: np.ndarray, out_h: int, out_w: int, filter_h: int, filter_w: int,
+                stride_h: int, stride_w: int, dilation_h: int, dilation_w: int) -> np.ndarray:
+    """Read-only strided view (B, out_h, out_w, filter_h, filter_w, C) of the windows of
+    an already padded NHWC array (no copy; reshape it to get an im2col matrix)."""
+    sb, sy, sx, sc = padded.strides
+    return np.lib.stride_tricks.as_strided(
+        padded, (padded.shape[0], out_h, out_w, filter_h, filter_w, padded.shape[3]),
+        (sb, sy * stride_h, sx * stride_w, sy * dilation_h, sx * dilation_w, sc), writeable=False)

@@ -1,7 +1,7 @@
 """Small tensor helpers shared by kernels (type names, shapes, int4 unpacking)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -41,3 +41,53 @@ def unpack_int4(packed: np.ndarray, count: int) -> np.ndarray:
     out[0::2] = low
     out[1::2] = high
     return out[:count]
+
+
+# ---- helpers of the data-movement kernels (reshape, pad, slice, gather ...)
+
+def data_address(a: np.ndarray) -> int:
+    """Address of an array's first byte (TFLM compares data pointers)."""
+    return int(a.__array_interface__["data"][0])
+
+
+def copy_flat(dst: np.ndarray, src: np.ndarray) -> None:
+    """memcpy of ``src`` into ``dst`` in row-major order (same byte size; the bytes are
+    copied as they are when the dtypes differ), skipped when both are the same buffer
+    (TFLM's in-place case)."""
+    if dst.size and data_address(dst) == data_address(src):
+        return
+    if dst.dtype == src.dtype:
+        dst.reshape(-1)[...] = src.reshape(-1)
+    else:
+        dst.reshape(-1).view(np.uint8)[...] = src.reshape(-1).view(np.uint8)
+
+
+def int32_words(data: np.ndarray, count: int) -> Optional[np.ndarray]:
+    """The first ``count`` int32 values of a constant tensor's buffer, as TFLM reads it
+    with ``GetTensorData<int32_t>`` whatever the tensor's type; None when the buffer is
+    shorter than ``count`` words."""
+    raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    if raw.size < 4 * count:
+        return None
+    return raw[: 4 * count].view("<i4").astype(np.int64)
+
+
+def normalize_axis(axis: int, ndims: int) -> int:
+    """``axis`` + ``ndims`` when negative (TFLM's convention); no range check."""
+    return axis + ndims if axis < 0 else axis
+
+
+def items(a: np.ndarray) -> np.ndarray:
+    """``a`` with its last axis folded into one element (an unsigned integer for 1, 2, 4
+    or 8 bytes, else a raw ``V<bytes>`` item): shape ``a.shape[:-1]``, same memory. Numpy
+    then moves whole rows (memcpy-like) instead of element by element. The last axis
+    must be contiguous and non-empty."""
+    n = a.shape[-1] * a.dtype.itemsize
+    return a.view(f"u{n}" if n in (1, 2, 4, 8) else f"V{n}")[..., 0]
+
+
+def copy_rows(dst: np.ndarray, src: np.ndarray) -> None:
+    """``dst[...] = src`` for 2-D arrays of the same shape and dtype whose rows are
+    contiguous (either may be a column block of a larger array), row by row."""
+    if dst.size:
+        items(dst)[...] = items(src)

@@ -164,7 +164,7 @@ _TABLE: Dict[str, tuple] = {
     "quantize.OpDataQuantizeReference": (32, 8, "quantization_params {zero_point 4, pad 4, scale 8 (double)} 16, requantize_output_multiplier..input_zero_point 3x4, pad 4"),
     "dequantize.DequantizeOpData": (32, 8, "quantization_params {scale 8 (double), zero_point 4, pad 4} 16, output_multiplier..output_zero_point 3x4, pad 4"),
     "svdf.OpDataSvdf": (36, 4, "effective_scale_1_a..activation_state_zero_point 9x4"),
-    "unidirectional_sequence_lstm.OpDataLSTM": (688, 8, "size_info 20, cell_state_info 12, cell_gate_nonlinear_type 4, 4 GateParameters 4x(80+pad 1), hole 4, InterGateParameters 312, holes 14, buffer_indices[4] 16"),
+    "unidirectional_sequence_lstm.OpDataLSTM": (688, 8, "size_info {time_major 1, pad 3, 4x4} 20, cell_state_info {cell_clip 4, quantized_cell_clip 2, pad 2, scale_power 4} 12, cell_gate_nonlinear_type 4, 4 GateParameters 4x(2 FullyConnectedParams {9x4, 2 bools, weights_format 1, pad 1} = 80), hole 4, InterGateParameters 3 ArithmeticParams {category 1, pad 3, 14x4, pad 4, 2x8 int64, 2x2 int16, broadcast_shape 5x4} = 312, buffer_indices[4] 16"),
     "pad.OpData": (56, 4, "PadParams {left_padding_count 1, pad 3, left_padding[5] 20, right_padding_count 1, pad 3, right_padding[5] 20, resizing_category 4} 52, output_zero_point 4"),
     "reduce.OpDataReduce": (44, 4, "multiplier..num_axis 11x4"),
     "logistic.OpDataLogistic": (16, 4, "input_zero_point, input_range_radius, input_multiplier, input_left_shift 4x4"),

@@ -1,0 +1,212 @@
+"""SVDF: float32, and int8 input with int8 feature weights and either int16 time weights +
+int16 activation state or int8 time weights + int8 activation state (int32 bias), as
+TFLM's reference kernel.
+
+Per invoke the activation state (a variable tensor, batch x filters x memory) shifts left
+by one element over its whole flat buffer, the feature matmul writes each filter's newest
+value into the last memory slot, the time weights reduce every filter's memory, and the
+filters of each unit (``rank`` of them) are summed into the output.
+
+Integer exactness: feature and time dot products are exact int64 sums wrapped to int32 (C
+int32 accumulation); float32 sums keep TFLM's order (one float32 multiply-add per step),
+and the float activation is TFLM's ActivationValFloat (TANH through glibc's tanhf). The
+int8 output ignores the fused activation (TFLM's integer kernel only clamps to int8).
+
+Refused although TFLM's prepare accepts them (TFLM then crashes or reads out of bounds):
+a missing bias, and int8 models whose time weights and state differ in type.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .libm_float import activation_value_float
+from .matmul import exact_int_matmul, float32_sequential_matmul
+from .quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
+from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+
+INPUT, WEIGHTS_FEATURE, WEIGHTS_TIME, BIAS, ACTIVATION_STATE = range(5)
+OUTPUT = 0
+
+
+class OpData:
+    """TFLM's OpDataSvdf plus host-side caches."""
+    effective_scale_1_a = 0
+    effective_scale_1_b = 0
+    effective_scale_2_a = 0
+    effective_scale_2_b = 0
+    scratch_tensor_index = -1
+    scratch_output_tensor_index = -1
+    input_zero_point = 0
+    output_zero_point = 0
+    activation_state_zero_point = 0
+
+
+@register
+class Svdf(Kernel):
+    op = "SVDF"
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("svdf.OpDataSvdf"))
+        return OpData()
+
+    def prepare(self, ctx, node):
+        data = node.user_data
+        params = node.params
+        # TFLM's order: input, weights_feature, weights_time, bias, state, then output
+        inp = ctx.input(node, INPUT)
+        wf = ctx.input(node, WEIGHTS_FEATURE)
+        wt = ctx.input(node, WEIGHTS_TIME)
+        bias = ctx.input(node, BIAS)
+        state = ctx.input(node, ACTIVATION_STATE)
+        out = None
+        try:
+            if inp is None or wf is None or wt is None or state is None:
+                raise ctx.error("needs input, weights_feature, weights_time and activation "
+                                "state tensors")
+            rank = int(params.rank)
+            if len(inp.shape) != 2 or len(wf.shape) != 2 or len(wt.shape) != 2:
+                raise ctx.error(f"input {inp.shape}, weights_feature {wf.shape} and weights_time "
+                                f"{wt.shape} must all be 2-D")
+            batch_size, input_size = inp.shape
+            num_filters = wf.shape[0]
+            if rank <= 0 or num_filters % rank != 0:
+                raise ctx.error(f"{num_filters} filters are not a multiple of rank {rank}")
+            num_units = num_filters // rank
+            memory_size = wt.shape[1]
+            if inp.type not in (FLOAT32, INT8):
+                raise ctx.error(f"input type {type_name(inp.type)} not supported (float32 or int8)")
+            if len(node.outputs) != 1:
+                raise ctx.error(f"needs exactly one output, got {len(node.outputs)}")
+            out = ctx.output(node, OUTPUT)
+            if out is None:
+                raise ctx.error("needs an output tensor")
+            if tuple(out.shape) != (batch_size, num_units):
+                raise ctx.error(f"output shape {out.shape} must be ({batch_size}, {num_units})")
+            if wf.shape[1] != input_size:
+                raise ctx.error(f"weights_feature shape {wf.shape} does not match input size "
+                                f"{input_size}")
+            if wt.shape[0] != num_filters or memory_size <= 0:
+                raise ctx.error(f"weights_time shape {wt.shape} must be ({num_filters}, memory)")
+            if bias is not None and (len(bias.shape) < 1 or bias.shape[0] != num_units):
+                raise ctx.error(f"bias shape {bias.shape} must have {num_units} elements")
+            if tuple(state.shape) != (batch_size, memory_size * num_filters):
+                raise ctx.error(f"activation state shape {state.shape} must be "
+                                f"({batch_size}, {memory_size * num_filters})")
+            if not state.is_variable:
+                raise ctx.error("the activation state must be a variable tensor")
+            if len(node.inputs) != 5:
+                raise ctx.error(f"needs 5 inputs, got {len(node.inputs)}")
+            if bias is None:
+                # TFLM dereferences the bias without checking it (the int8 prepare reads
+                # its scale, the float eval its data): it crashes on a bias-less SVDF.
+                raise ctx.error("SVDF without a bias tensor is not supported (TFLM's kernel "
+                                "dereferences the missing bias)")
+            if wf.data is None or wt.data is None or bias.data is None:
+                raise ctx.error("non-constant weights or bias are not supported")
+
+            if inp.type == INT8:
+                self._prepare_int8(ctx, data, inp, wf, wt, bias, state, out,
+                                   batch_size, num_filters, num_units)
+            else:
+                for name, t in (("weights_feature", wf), ("weights_time", wt),
+                                ("activation state", state)):
+                    if t.type != FLOAT32:
+                        raise ctx.error(f"{name} type {type_name(t.type)} must be float32")
+                if bias.type != FLOAT32:
+                    raise ctx.error(f"bias type {type_name(bias.type)} must be float32")
+                if out.type != FLOAT32:
+                    raise ctx.error(f"output type {type_name(out.type)} must be float32")
+                data.scratch_tensor_index = ctx.request_scratch(batch_size * num_filters * 4)
+                data.weights_feature = np.ascontiguousarray(
+                    np.asarray(wf.data, dtype=np.float32).T)
+                data.weights_time = np.asarray(wt.data, dtype=np.float32).reshape(
+                    num_filters, memory_size)
+                data.bias = np.asarray(bias.data, np.float32).reshape(-1)[:num_units]
+                data.activation = int(params.fused_activation_function)
+            data.batch_size, data.input_size = batch_size, input_size
+            data.num_filters, data.num_units = num_filters, num_units
+            data.memory_size, data.rank = memory_size, rank
+        finally:
+            ctx.release(inp, wf, wt, state, out, bias)
+
+    def _prepare_int8(self, ctx, data, inp, wf, wt, bias, state, out,
+                      batch_size, num_filters, num_units):
+        if wf.type != INT8:
+            raise ctx.error(f"weights_feature type {type_name(wf.type)} must be int8")
+        if wt.type not in (INT16, INT8) or state.type not in (INT16, INT8):
+            raise ctx.error(f"weights_time ({type_name(wt.type)}) and activation state "
+                            f"({type_name(state.type)}) must be int16 or int8")
+        if wt.type != state.type:
+            # TFLM reads the state with the time weights' element type (a mismatch makes
+            # it read or write outside the state buffer): refuse it.
+            raise ctx.error(f"weights_time type {type_name(wt.type)} and activation state "
+                            f"type {type_name(state.type)} must match")
+        if bias.type != INT32:
+            raise ctx.error(f"bias type {type_name(bias.type)} must be int32")
+        if out.type != INT8:
+            raise ctx.error(f"output type {type_name(out.type)} must be int8")
+        f32 = np.float32
+        # effective scales are float32 expressions in TFLM, widened to double afterwards
+        scale_1 = float(f32(f32(inp.scale) * f32(wf.scale)) / f32(state.scale))
+        state_time = f32(state.scale) * f32(wt.scale)
+        scale_2 = float(f32(state_time / f32(out.scale)))
+        if not abs(float(f32(bias.scale)) - float(state_time)) < 1e-5:
+            raise ctx.error(f"bias scale {bias.scale} must equal activation state scale x "
+                            f"weights_time scale ({float(state_time)})")
+        data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
+        data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
+        data.input_zero_point = inp.zero_point
+        data.output_zero_point = out.zero_point
+        data.activation_state_zero_point = state.zero_point
+        data.scratch_tensor_index = ctx.request_scratch(batch_size * num_filters * 4)
+        data.scratch_output_tensor_index = ctx.request_scratch(batch_size * num_units * 4)
+        # host-side caches
+        data.weights_feature = np.ascontiguousarray(np.asarray(wf.data, dtype=np.float64).T)
+        data.weights_time = np.asarray(wt.data, dtype=np.int64).reshape(num_filters, -1)
+        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1)[:num_units]
+        info = np.iinfo(state.dtype)
+        data.state_min, data.state_max = int(info.min), int(info.max)
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[INPUT]
+        out = node.output_arrays[OUTPUT]
+        state = node.input_arrays[ACTIVATION_STATE]
+        b, f, m = data.batch_size, data.num_filters, data.memory_size
+        flat = state.reshape(-1)
+        # the whole flat state moves one element towards the front (the last one stays)
+        flat[:-1] = flat[1:].copy()
+        mem = flat.reshape(b, f, m)
+        if x.dtype == np.float32:
+            self._invoke_float(data, x.reshape(b, -1), mem, out)
+        else:
+            self._invoke_int8(data, x.reshape(b, -1), mem, out)
+
+    def _invoke_int8(self, data, x, mem, out):
+        xin = x.astype(np.float64) - data.input_zero_point
+        dot = wrap_int32(exact_int_matmul(xin, data.weights_feature))          # (b, f)
+        dot = multiply_by_quantized_multiplier(dot, data.effective_scale_1_a,
+                                               data.effective_scale_1_b)
+        dot = np.clip(dot, data.state_min, data.state_max) + data.activation_state_zero_point
+        mem[:, :, -1] = dot.astype(mem.dtype)          # C conversion to the state type wraps
+        centred = mem.astype(np.int64) - data.activation_state_zero_point
+        scratch = wrap_int32(np.einsum("bfm,fm->bf", centred, data.weights_time))
+        units = scratch.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
+        acc = wrap_int32(units + data.bias)
+        acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,
+                                               data.effective_scale_2_b)
+        acc = np.clip(acc + data.output_zero_point, -128, 127)
+        np.copyto(out.reshape(-1), acc.reshape(-1).astype(np.int8))
+
+    def _invoke_float(self, data, x, mem, out):
+        mem[:, :, -1] = float32_sequential_matmul(x, data.weights_feature)
+        scratch = np.zeros(mem.shape[:2], dtype=np.float32)
+        wt = data.weights_time
+        for j in range(data.memory_size):
+            scratch += wt[:, j] * mem[:, :, j]
+        total = np.broadcast_to(data.bias, (data.batch_size, data.num_units)).copy()
+        grouped = scratch.reshape(data.batch_size, data.num_units, data.rank)
+        for r in range(data.rank):
+            total += grouped[:, :, r]
+        np.copyto(out.reshape(-1), activation_value_float(data.activation, total).reshape(-1))

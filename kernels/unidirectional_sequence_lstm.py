@@ -1,0 +1,400 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM as TFLM's kernel: the standard LSTM (all four gates, no
+peephole, no projection, no layer norm), time-major or batch-major, in three type paths:
+
+* float32 everywhere;
+* int8 activations (input, hidden state, output), int8 weights, int32 biases, int16 cell
+  state ("8x8->16");
+* int16 activations, int8 weights, int64 biases, int16 cell state ("16x8->16").
+
+Integer step, per gate: int16 = requant(FC(input) + bias) saturating-plus
+requant(FC(hidden)) with the FC outputs on a fixed 2^-12 scale, then the int16 sigmoid
+read from TFLM's sigmoid table; the cell gate takes the builtin activation instead (TANH;
+any other value leaves the sum as it is, which is what TFLM's release build does after
+its debug assertion). The cell state becomes forget*cell + input*cell_gate (int16
+multiplies requantised to the cell scale, saturating add, clip at cell_clip when > 0),
+the hidden state tanh(cell)*output_gate (tanh input scaled by the cell scale's rounded
+log2) requantised to the hidden state's scale and zero point; the output at each step is
+a copy of the hidden state. Multipliers come from the tensors' scales as in TFLM's
+prepare (the LSTM's intermediate tensors are not read).
+
+Vectorisation: batches are independent, so both layouts are computed for every batch at
+once per time step (TFLM walks batch-major inputs one batch at a time; the arithmetic is
+the same), the four gates' weights sit side by side (one matmul per FC kind), and the
+input FCs of all time steps are computed before the time loop. Float32 FC sums keep
+TFLM's order (sequential over depth); sigmoid / tanh are glibc's expf / tanhf
+(:mod:`kernels.libm_float`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
+from .lut import logistic_int16, tanh_int16
+from .matmul import exact_int_matmul, float32_sequential_matmul
+from .quantization import (ACT_TANH, checked_log2, multiply_by_quantized_multiplier,
+                           multiply_by_quantized_multiplier_64, quantize_multiplier,
+                           quantized_convolution_multiplier, wrap_int32)
+from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
+
+INPUT = 0
+INPUT_WEIGHTS = (1, 2, 3, 4)            # input-to-{input, forget, cell, output}
+RECURRENT_WEIGHTS = (5, 6, 7, 8)        # recurrent-to-{input, forget, cell, output}
+PEEPHOLE = (9, 10, 11)
+BIASES = (12, 13, 14, 15)               # {input, forget, cell, output} gate bias
+PROJECTION = (16, 17)
+HIDDEN_STATE, CELL_STATE = 18, 19
+LAYER_NORM = (20, 21, 22, 23)
+NUM_INPUTS = 24
+
+_FLT_MAX = np.float32(np.finfo(np.float32).max)
+_NONLINEAR_INPUT_SCALE = 2.0 ** -12      # gate FC outputs: Q3.12
+_NONLINEAR_OUTPUT_SCALE = 2.0 ** -15     # sigmoid / tanh outputs: Q0.15
+
+
+class Gate:
+    """One gate's two fully connected layers (host-side form of GateParameters)."""
+    w_in = w_rec = bias = None
+    in_multiplier = in_shift = rec_multiplier = rec_shift = 0
+    in_offset = rec_offset = 0
+
+
+class MulParams:
+    """The ArithmeticParams fields of an inter-gate multiplication."""
+
+    def __init__(self, scale1: float, scale2: float, out_scale: float, out_type: int,
+                 out_zero_point: int = 0):
+        effective = (float(np.float32(scale1)) * float(np.float32(scale2))) / float(np.float32(out_scale))
+        self.multiplier, self.shift = quantize_multiplier(effective)
+        self.offset = int(out_zero_point)
+        self.lo, self.hi = (-128, 127) if out_type == INT8 else (-32768, 32767)
+
+
+class OpData:
+    """TFLM's OpDataLSTM plus host-side caches."""
+    time_major = False
+    batch_size = time_steps = input_dimension = state_dimension = 0
+    cell_clip = 0.0
+    quantized_cell_clip = 0
+    cell_state_scale_power = 0
+    cell_gate_nonlinear_type = 0
+    gates = None
+    forget_cell_mul = input_mul = output_mul = None
+    buffer_indices = (-1, -1, -1, -1)
+    kind = "float32"
+
+
+def _clamp(x, lo, hi):
+    """std::min(std::max(x, lo), hi) on integers (cheaper than np.clip on small arrays)."""
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _clamp_float(x):
+    """ActivationFunctionWithMinMax with kTfLiteActNone's range (lowest .. max)."""
+    return np.minimum(np.maximum(x, -_FLT_MAX), _FLT_MAX)
+
+
+@register
+class UnidirectionalSequenceLstm(Kernel):
+    op = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("unidirectional_sequence_lstm.OpDataLSTM"))
+        return OpData()
+
+    # ------------------------------------------------------------------ prepare
+    def prepare(self, ctx, node):
+        data = node.user_data
+        if len(node.outputs) != 1:
+            raise ctx.error(f"needs exactly 1 output, got {len(node.outputs)}")
+        if len(node.inputs) != NUM_INPUTS:
+            raise ctx.error(f"needs {NUM_INPUTS} inputs, got {len(node.inputs)}")
+        tensors = [ctx.input(node, i) for i in range(NUM_INPUTS)]
+        out = ctx.output(node, 0)
+        try:
+            self._validate(ctx, tensors, out)
+            self._prepare(ctx, node, data, tensors, out)
+        finally:
+            ctx.release(*tensors, out)
+
+    def _validate(self, ctx, t, out):
+        inp, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
+        if inp is None:
+            raise ctx.error("needs an input tensor")
+        if hidden is None or not hidden.is_variable:
+            raise ctx.error("the hidden (output) state must be a variable tensor")
+        if hidden.type != inp.type:
+            raise ctx.error(f"hidden state type {type_name(hidden.type)} must match the input "
+                            f"type {type_name(inp.type)}")
+        if cell is None or not cell.is_variable:
+            raise ctx.error("the cell state must be a variable tensor")
+        if out is None:
+            raise ctx.error("needs an output tensor")
+        if out.type != inp.type:
+            raise ctx.error(f"output type {type_name(out.type)} must match the input type "
+                            f"{type_name(inp.type)}")
+        weight_type = t[2].type if t[2] is not None else None
+        for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS:
+            if t[i] is None:
+                raise ctx.error(f"weights input {i} is required (CIFG is not supported)")
+            if t[i].type != weight_type:
+                raise ctx.error(f"weights input {i} has type {type_name(t[i].type)}, "
+                                f"not {type_name(weight_type)}")
+        bias_type = t[13].type if t[13] is not None else None
+        for i in BIASES:
+            if t[i] is None:
+                raise ctx.error(f"bias input {i} is required")
+            if t[i].type != bias_type:
+                raise ctx.error(f"bias input {i} has type {type_name(t[i].type)}, "
+                                f"not {type_name(bias_type)}")
+        for group, what in ((PEEPHOLE, "peephole"), (PROJECTION, "projection"),
+                            (LAYER_NORM, "layer norm")):
+            if any(t[i] is not None for i in group):
+                raise ctx.error(f"{what} tensors are not supported by TFLM's LSTM")
+
+    def _prepare(self, ctx, node, data, t, out):
+        params = node.params
+        inp, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
+        if len(inp.shape) != 3:
+            raise ctx.error(f"input shape {inp.shape} must be 3-D")
+        if len(hidden.shape) < 2:
+            raise ctx.error(f"hidden state shape {hidden.shape} must have 2 dimensions")
+        data.time_major = bool(params.time_major)
+        data.batch_size = inp.shape[1] if data.time_major else inp.shape[0]
+        data.time_steps = inp.shape[0] if data.time_major else inp.shape[1]
+        data.input_dimension = inp.shape[2]
+        data.state_dimension = hidden.shape[1]
+        n_batch, n_input, n_state = data.batch_size, data.input_dimension, data.state_dimension
+        for i in INPUT_WEIGHTS:
+            if tuple(t[i].shape) != (n_state, n_input):
+                raise ctx.error(f"input weights {i} shape {t[i].shape} must be ({n_state}, {n_input})")
+        for i in RECURRENT_WEIGHTS:
+            if tuple(t[i].shape) != (n_state, n_state):
+                raise ctx.error(f"recurrent weights {i} shape {t[i].shape} must be "
+                                f"({n_state}, {n_state})")
+        for i in BIASES:
+            if tuple(t[i].shape) != (n_state,):
+                raise ctx.error(f"bias {i} shape {t[i].shape} must be ({n_state},)")
+        if flat_size(hidden.shape) != n_batch * n_state or flat_size(cell.shape) != n_batch * n_state:
+            raise ctx.error(f"hidden {hidden.shape} and cell {cell.shape} states must hold "
+                            f"{n_batch} x {n_state} values")
+        if len(out.shape) != 3 or out.shape[0] != inp.shape[0] or out.shape[1] != inp.shape[1] \
+                or out.shape[2] != n_state:
+            raise ctx.error(f"output shape {out.shape} must be ({inp.shape[0]}, {inp.shape[1]}, "
+                            f"{n_state})")
+        if any(t[i].data is None for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES):
+            raise ctx.error("non-constant weights or biases are not supported")
+
+        data.cell_gate_nonlinear_type = int(params.fused_activation_function)
+        if cell.type == FLOAT32:
+            cell_size = 4
+            data.cell_clip = float(np.float32(params.cell_clip))
+            self._prepare_float(ctx, data, t)
+        elif cell.type == INT16:
+            cell_size = 2
+            self._prepare_integer(ctx, data, t, params)
+        else:
+            raise ctx.error(f"Cell state type {type_name(cell.type)} ({cell.type}) not supported. "
+                            "The quantized Unidirectional Sequence LSTM Op only support int16 "
+                            "cell state")
+        data.buffer_indices = tuple(ctx.request_scratch(n_batch * n_state * cell_size)
+                                    for _ in range(4))
+
+    def _prepare_float(self, ctx, data, t):
+        for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES + (INPUT, HIDDEN_STATE):
+            if t[i].type != FLOAT32:
+                raise ctx.error(f"tensor input {i} has type {type_name(t[i].type)}; a float32 "
+                                "cell state needs float32 inputs, weights and biases")
+        data.kind = "float32"
+        gates = []
+        for g in range(4):
+            gate = Gate()
+            gate.w_in = np.ascontiguousarray(np.asarray(t[INPUT_WEIGHTS[g]].data, np.float32).T)
+            gate.w_rec = np.ascontiguousarray(np.asarray(t[RECURRENT_WEIGHTS[g]].data, np.float32).T)
+            gate.bias = np.asarray(t[BIASES[g]].data, np.float32).reshape(-1)
+            gates.append(gate)
+        data.gates = gates
+        self._concatenate(data, gates)
+
+    @staticmethod
+    def _concatenate(data, gates):
+        """Weights of the four gates side by side (gate order input, forget, cell,
+        output): one matmul computes every gate's FC."""
+        data.w_in_all = np.ascontiguousarray(np.concatenate([g.w_in for g in gates], axis=1))
+        data.w_rec_all = np.ascontiguousarray(np.concatenate([g.w_rec for g in gates], axis=1))
+        data.bias_all = np.concatenate([g.bias for g in gates])
+
+    def _prepare_integer(self, ctx, data, t, params):
+        inp, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
+        if inp.type == INT8:
+            data.kind, bias_type = "int8", INT32
+        elif inp.type == INT16:
+            data.kind, bias_type = "int16", INT64
+        else:
+            raise ctx.error(f"Input type {type_name(inp.type)} ({inp.type}) not supported.")
+        weight_type = t[INPUT_WEIGHTS[0]].type
+        if weight_type != INT8:
+            raise ctx.error(f"Filter type {type_name(weight_type)} ({weight_type}) not supported.")
+        if t[BIASES[0]].type != bias_type:
+            raise ctx.error(f"{type_name(inp.type)} activations need {type_name(bias_type)} "
+                            f"biases, not {type_name(t[BIASES[0]].type)}")
+        for i in (INPUT, HIDDEN_STATE, CELL_STATE) + INPUT_WEIGHTS + RECURRENT_WEIGHTS:
+            q = t[i].quantization
+            if q is None:
+                raise ctx.error(f"tensor input {i} needs quantization parameters")
+            if q.scales.size > 1:
+                # TFLM allocates per-channel multipliers but then runs with per-tensor
+                # parameters it never set: refuse per-channel LSTM weights.
+                raise ctx.error(f"tensor input {i}: per-channel quantization is not supported")
+
+        # cell state: scale power (rounded log2) and the quantized clip
+        _, data.cell_state_scale_power = checked_log2(cell.scale)
+        cell_clip = np.float32(params.cell_clip)
+        data.cell_clip = float(cell_clip)
+        clip = float(cell_clip) / float(np.float32(cell.scale))
+        data.quantized_cell_clip = int(np.trunc(min(max(clip, -32768.0), 32767.0)))
+
+        gates = []
+        for g in range(4):
+            gate = Gate()
+            w_in, w_rec = t[INPUT_WEIGHTS[g]], t[RECURRENT_WEIGHTS[g]]
+            try:
+                real_in = quantized_convolution_multiplier(inp.scale, w_in.scale,
+                                                           _NONLINEAR_INPUT_SCALE)
+                real_rec = quantized_convolution_multiplier(hidden.scale, w_rec.scale,
+                                                            _NONLINEAR_INPUT_SCALE)
+            except ValueError as e:
+                raise ctx.error(str(e)) from None
+            gate.in_multiplier, gate.in_shift = quantize_multiplier(real_in)
+            gate.rec_multiplier, gate.rec_shift = quantize_multiplier(real_rec)
+            gate.in_offset = -inp.zero_point
+            gate.rec_offset = -hidden.zero_point
+            gate.w_in = np.ascontiguousarray(
+                (np.asarray(w_in.data, np.float64) - w_in.zero_point).T)
+            gate.w_rec = np.ascontiguousarray(
+                (np.asarray(w_rec.data, np.float64) - w_rec.zero_point).T)
+            gate.bias = np.asarray(t[BIASES[g]].data, np.int64).reshape(-1)
+            gates.append(gate)
+        data.gates = gates
+        self._concatenate(data, gates)
+        n = data.state_dimension
+        data.in_offset, data.rec_offset = gates[0].in_offset, gates[0].rec_offset
+        data.in_multipliers = np.repeat([g.in_multiplier for g in gates], n).astype(np.int64)
+        data.in_shifts = np.repeat([g.in_shift for g in gates], n).astype(np.int64)
+        data.rec_multipliers = np.repeat([g.rec_multiplier for g in gates], n).astype(np.int64)
+        data.rec_shifts = np.repeat([g.rec_shift for g in gates], n).astype(np.int64)
+        cell_scale = cell.scale
+        data.forget_cell_mul = MulParams(_NONLINEAR_OUTPUT_SCALE, cell_scale, cell_scale, INT16)
+        data.input_mul = MulParams(_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE,
+                                   cell_scale, INT16)
+        data.output_mul = MulParams(_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE,
+                                    hidden.scale, hidden.type, hidden.zero_point)
+
+    # ------------------------------------------------------------------- invoke
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[INPUT]
+        out = node.output_arrays[0]
+        hidden = node.input_arrays[HIDDEN_STATE].reshape(data.batch_size, data.state_dimension)
+        cell = node.input_arrays[CELL_STATE].reshape(data.batch_size, data.state_dimension)
+        # (time, batch, input) view: batches are independent, so batch-major inputs are
+        # computed all batches at once too
+        steps = x if data.time_major else x.transpose(1, 0, 2)
+        if data.kind == "float32":
+            self._run_float(data, steps, hidden, cell, out)
+        else:
+            self._run_integer(data, steps, hidden, cell, out)
+
+    @staticmethod
+    def _store(data, out, t, hidden):
+        if data.time_major:
+            out[t] = hidden
+        else:
+            out[:, t, :] = hidden
+
+    # integer -------------------------------------------------------------
+    @staticmethod
+    def _requantize(data, acc, multiplier, shift):
+        """FC accumulators -> the int16 gate scale (2^-12), clamped to int16."""
+        if data.kind == "int8":
+            scaled = multiply_by_quantized_multiplier(wrap_int32(acc), multiplier, shift)
+        else:
+            scaled = multiply_by_quantized_multiplier_64(acc, multiplier, shift)
+        return _clamp(scaled, -32768, 32767)
+
+    @staticmethod
+    def _activate_integer(values, activation):
+        if activation == ACT_SIGMOID:
+            return logistic_int16(values, 0, 0)
+        if activation == ACT_TANH:
+            return tanh_int16(values, 0, 0)      # Tanh with scale power -12: x3, no shift
+        return values     # TFLM asserts (a no-op in its release build): the sum is kept
+
+    @staticmethod
+    def _mul(a, b, p: MulParams):
+        prod = multiply_by_quantized_multiplier(np.asarray(a, np.int64) * np.asarray(b, np.int64),
+                                                p.multiplier, p.shift)
+        return _clamp(prod + p.offset, p.lo, p.hi)
+
+    def _run_integer(self, data, steps, hidden, cell, out):
+        n = data.state_dimension
+        t_steps, n_batch = steps.shape[0], steps.shape[1]
+        # the input FCs of all four gates for every time step at once: (T, B, 4n)
+        xin = steps.reshape(t_steps * n_batch, -1).astype(np.float64) + data.in_offset
+        acc = exact_int_matmul(xin, data.w_in_all) + data.bias_all
+        gate_in = self._requantize(data, acc, data.in_multipliers, data.in_shifts)
+        gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
+        cell_shift = 15 + data.cell_state_scale_power - 3
+        for t in range(t_steps):
+            h = hidden.astype(np.float64) + data.rec_offset
+            rec = self._requantize(data, exact_int_matmul(h, data.w_rec_all),
+                                   data.rec_multipliers, data.rec_shifts)
+            pre = _clamp(gate_in[t] + rec, -32768, 32767)
+            sig = logistic_int16(pre, 0, 0)        # (the cell gate's columns are unused)
+            input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]
+            cell_gate = self._activate_integer(pre[:, 2 * n:3 * n], data.cell_gate_nonlinear_type)
+            c = self._mul(forget, cell, data.forget_cell_mul)
+            c = _clamp(c + self._mul(input_gate, cell_gate, data.input_mul), -32768, 32767)
+            if data.cell_clip > 0:
+                q = data.quantized_cell_clip
+                c = np.maximum(np.minimum(q, c), -q)
+            cell[...] = c
+            if cell_shift < 0:
+                tanh_cell = tanh_int16(c, 3, -cell_shift)
+            else:
+                tanh_cell = tanh_int16(c, 0, cell_shift)
+            hidden[...] = self._mul(tanh_cell, output_gate, data.output_mul)
+            self._store(data, out, t, hidden)
+
+    # float ---------------------------------------------------------------
+    @staticmethod
+    def _activate_float(values, activation):
+        if activation == ACT_SIGMOID:
+            return sigmoid_reference_float(values)
+        if activation == ACT_TANH:
+            return tanhf(values)
+        return values
+
+    def _run_float(self, data, steps, hidden, cell, out):
+        n = data.state_dimension
+        t_steps, n_batch = steps.shape[0], steps.shape[1]
+        xin = np.asarray(steps, np.float32).reshape(t_steps * n_batch, -1)
+        # input FCs (sequential float32 sums, + bias, clamp) of every step and gate at once
+        gate_in = _clamp_float(float32_sequential_matmul(xin, data.w_in_all) + data.bias_all)
+        gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
+        zero = np.float32(0.0)
+        for t in range(t_steps):
+            # recurrent FCs have no bias: TFLM still adds 0.0f
+            rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all) + zero)
+            pre = gate_in[t] + rec
+            sig = sigmoid_reference_float(pre)     # (the cell gate's columns are unused)
+            input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]
+            cell_gate = self._activate_float(pre[:, 2 * n:3 * n], data.cell_gate_nonlinear_type)
+            c = _clamp_float(forget * cell) + _clamp_float(input_gate * cell_gate)
+            if data.cell_clip > 0:
+                clip = np.float32(data.cell_clip)
+                c = np.where(c < clip, c, clip)          # std::min(clip, c): NaN -> clip
+                c = np.where(c < -clip, -clip, c)        # std::max(c, -clip)
+            cell[...] = c
+            hidden[...] = _clamp_float(tanhf(c) * output_gate)
+            self._store(data, out, t, hidden)
