@@ -133,7 +133,11 @@ def make_requantizer(data, bias, acc_bound) -> ChannelRequantizer:
 
 
 def write_channels_first(values: np.ndarray, out: np.ndarray) -> None:
-    """(C, N) results into the NHWC output (N = batch x height x width)."""
+    """(C, N) results, or (C, batch, height, width), into the NHWC output
+    (N = batch x height x width)."""
+    if values.ndim == 4:
+        np.copyto(out, np.moveaxis(values, 0, -1), casting="unsafe")
+        return
     channels = out.shape[-1]
     np.copyto(out.reshape(-1, channels), values.reshape(channels, -1).T, casting="unsafe")
 

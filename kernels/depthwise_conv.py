@@ -214,6 +214,16 @@ class DepthwiseConv2D(Kernel):
         image = buf.reshape(in_depth, batches, rows, wp)
         np.subtract(np.moveaxis(x, 3, 0), data.offset, dtype=dtype,
                     out=image[:, :, pad.height:pad.height + in_h, pad.width:pad.width + in_w])
+        if in_depth == 1 and multiplier > 1:
+            # one input channel: a convolution from a single channel; im2col + one exact
+            # matrix product (every partial sum is an integer below the dtype's exact limit)
+            win = np.lib.stride_tricks.sliding_window_view(
+                image[0], ((filter_h - 1) * dh + 1, (filter_w - 1) * dw + 1), axis=(1, 2))
+            win = win[:, :sh * (out_h - 1) + 1:sh, :sw * (out_w - 1) + 1:sw, ::dh, ::dw]
+            cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
+            acc = cols @ wt.reshape(filter_h * filter_w, multiplier)
+            write_channels_first(requantizer(acc.T), out)
+            return
         shape = (in_depth, multiplier, batches, length)
         scratch = data.acc_buffers
         if scratch is None or scratch[0].dtype != dtype:
@@ -230,8 +240,9 @@ class DepthwiseConv2D(Kernel):
                 else:
                     np.multiply(taps, wt[fy, fx], out=term)
                     acc += term
-        acc = acc.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w]
-        write_channels_first(requantizer(acc), out)
+        # requantize every computed column (contiguous), then keep the first out_w
+        values = requantizer(acc.reshape(in_depth * multiplier, -1))
+        write_channels_first(values.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w], out)
 
     @staticmethod
     def _invoke_float(data, x, w, bias, out):

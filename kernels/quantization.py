@@ -279,6 +279,7 @@ class ChannelRequantizer:
     def __init__(self, multiplier, shift, bias=None, output_offset: int = 0,
                  act_min: int = INT32_MIN, act_max: int = INT32_MAX, int64_accum: bool = False,
                  acc_bound=None):
+        self.float64 = None
         m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
         shift = np.asarray(shift, dtype=np.int64).reshape(-1)
         if np.any(m < 0):
@@ -328,13 +329,57 @@ class ChannelRequantizer:
         else:
             self.half = half
             self.offset = offset
+        self._plan_float64(acc_bound)
+
+    def _plan_float64(self, acc_bound) -> None:
+        """A float64 form of the folded 32-bit routine, used when it is exact: every
+        intermediate is an integer (or an integer scaled by a power of two) below 2^53.
+
+            out = floor(x * m/2^S + (base + half)/2^S - [x*m + base < 0] * neg_fix/2^S)
+
+        The sign test is ``x < T`` with the integer T = ceil(-base / m) per channel."""
+        self.float64 = None
+        if not self.fold_bias and not (self.bias is None and not self.may_wrap and self.left is None):
+            return
+        if acc_bound is None or self.offset:
+            return
+        m = self.mult.reshape(-1).tolist()
+        base = np.broadcast_to(self.base, self.mult.shape).reshape(-1).tolist()
+        half = np.broadcast_to(self.half, self.mult.shape).reshape(-1).tolist()
+        shift = self.shift.reshape(-1).tolist()
+        fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1).tolist()
+        bound = int(acc_bound) + 1
+        limit = 1 << 52
+        k, c, d, t = [], [], [], []
+        for mi, bi, hi, si, fi in zip(m, base, half, shift, fix):
+            if bound * mi + abs(bi) + abs(hi) + fi >= limit:
+                return
+            scale = 2.0 ** -si
+            k.append(mi * scale)
+            c.append((bi + hi) * scale)
+            d.append(fi * scale)
+            t.append(-(bi // mi) if mi else -np.inf)   # ceil(-base / m)
+        col = (-1, 1)
+        self.float64 = (np.array(k).reshape(col), np.array(c).reshape(col),
+                        np.array(d).reshape(col), np.array(t, dtype=np.float64).reshape(col),
+                        any(d))
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
-        integral float dtype, any layout of the other axes). Returns the clamped int64
-        output values, shape (C, N)."""
+        integral float dtype, any layout of the other axes). Returns the clamped values as int64
+        (or float64 holding integers, when the float64 form is exact), shape (C, N)."""
         acc = np.asarray(acc)
         channels = acc.shape[0]
+        if self.float64 is not None and not self.int64_accum:
+            k, c, d, threshold, any_fix = self.float64
+            x = acc.reshape(channels, -1)
+            t = np.multiply(x, k, dtype=np.float64)
+            t += c
+            if any_fix:
+                np.subtract(t, d, out=t, where=x < threshold)
+            np.floor(t, out=t)
+            np.clip(t, self.act_min, self.act_max, out=t)
+            return t
         if self.int64_accum:
             p = np.array(acc, dtype=np.int64).reshape(channels, -1)
             p *= self.mult

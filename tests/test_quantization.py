@@ -2,7 +2,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from kernels.quantization import (INT32_MAX, INT32_MIN, _multiply_by_quantized_multiplier_generic,
+from kernels.quantization import (INT32_MAX, INT32_MIN, _multiply_by_quantized_multiplier_generic, wrap_int32,
                                   multiply_by_quantized_multiplier, quantize_multiplier,
                                   round_half_away, rounding_divide_by_pot,
                                   saturating_rounding_doubling_high_mul)
@@ -60,3 +60,26 @@ def test_quantize_multiplier_known_values():
     m, s = quantize_multiplier(0.0123)
     assert 1 << 30 <= m < 1 << 31 and abs(m * 2.0 ** (s - 31) - 0.0123) < 1e-9
     assert quantize_multiplier(1e-12) == (0, 0)   # flushed: shift below -31
+
+
+@settings(max_examples=300)
+@given(st.integers(1, 16), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(),
+       st.integers(-128, 127))
+def test_channel_requantizer_equals_the_literal_output_stage(channels, seed, with_bias, small, offset):
+    from kernels.quantization import ChannelRequantizer, quantize_multiplier_array
+    rng = np.random.default_rng(seed)
+    bound = 2**18 if small else 2**30
+    real = rng.uniform(1e-5, 0.99 if small else 40.0, channels)
+    mult, shift = quantize_multiplier_array(real)
+    bias = rng.integers(-2**16, 2**16, channels) if with_bias else None
+    acc = rng.integers(-bound, bound, (channels, 50))
+    acc[:, :4] = [[-1, 0, 1, -bound]] * channels
+    req = ChannelRequantizer(mult, shift, bias, offset, -128, 127, False, bound)
+    got = np.asarray(req(acc.astype(np.float64 if small else np.int64))).astype(np.int64)
+    x = acc + (0 if bias is None else bias[:, None])
+    want = _multiply_by_quantized_multiplier_generic(
+        wrap_int32(x), mult[:, None].astype(np.int64), shift[:, None].astype(np.int64))
+    want = np.clip(want + offset, -128, 127)
+    assert got.tolist() == want.tolist()
+    if small:
+        assert req.float64 is not None
