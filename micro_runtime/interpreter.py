@@ -232,6 +232,10 @@ class MicroInterpreter:
                 raise
 
     def _allocate(self) -> None:
+        with np.errstate(all="ignore"):
+            self._allocate_steps()
+
+    def _allocate_steps(self) -> None:
         model, allocator, ctx = self.model, self.allocator, self.ctx
         self.subgraphs = allocator.start_model_allocation(model)
 
@@ -351,7 +355,9 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._require_allocated()
-            self._invoke_subgraph(0)
+            # C++ float arithmetic overflows silently (inf / nan); so does ours
+            with np.errstate(all="ignore"):
+                self._invoke_subgraph(0)
             if not self._invoked:
                 # one invoke completes the allocation timeline; later ones repeat it
                 self._invoked = True
