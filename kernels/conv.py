@@ -29,7 +29,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .matmul import exact_float_dtype
-from .padding import (PaddingValues, compute_padding_height_width, padded_extent,
+from .padding import (check_host_buffer, PaddingValues, compute_padding_height_width, padded_extent,
                       padding_mode, tap_range, window_view)
 from .quantization import (ChannelRequantizer, activation_bounds_float32,
                            activation_range_quantized, clamp_float32, quantize_multiplier)
@@ -275,12 +275,12 @@ class Conv2D(Kernel):
                              else filter_values(flt.type, flt.data, flt.shape))
         if inp.type != FLOAT32:
             try:
-                self._prepare_integer(data, params, inp, bias_type)
+                self._prepare_integer(ctx, data, params, inp, bias_type)
             except (ValueError, OverflowError) as e:
                 raise ctx.error(str(e)) from None
         ctx.release(flt, inp, out)
 
-    def _prepare_integer(self, data, params, inp, bias_type):
+    def _prepare_integer(self, ctx, data, params, inp, bias_type):
         if inp.type == INT16:
             if bias_type is not None:
                 data.int64_accum = bias_type == INT64
@@ -302,6 +302,9 @@ class Conv2D(Kernel):
         data.padded_shape = (batches,
                              padded_extent(in_h, pad.height, out_h, filter_h, sh, dh),
                              padded_extent(in_w, pad.width, out_w, filter_w, sw, dw), in_depth)
+        check_host_buffer(ctx, int(np.prod(data.padded_shape, dtype=object)), "the padded input")
+        check_host_buffer(ctx, batches * out_h * out_w * filter_h * filter_w * in_depth,
+                          "the im2col matrix")
 
     @staticmethod
     def _filter_cache(data, w, bias):

@@ -24,7 +24,8 @@ from .base import Kernel, register
 from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
 from .matmul import exact_float_dtype
-from .padding import compute_padding_height_width, padded_extent, padding_mode, tap_range
+from .padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
+                      tap_range)
 from .tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
 INPUT, FILTER, BIAS = 0, 1, 2
@@ -134,6 +135,9 @@ class DepthwiseConv2D(Kernel):
             data.offset = data.input_zero_point if inp.type == INT8 else 0
             data.output_offset = data.output_zero_point if inp.type == INT8 else 0
             self._plan_flat_taps(data)
+            wp, pitch, length, rows = data.flat
+            check_host_buffer(ctx, in_depth * batches * rows * wp, "the padded input")
+            check_host_buffer(ctx, in_depth * multiplier * batches * length, "the accumulator")
             if data.filter_const is not None and (data.bias_const is not None or not data.has_bias):
                 try:
                     data.cache = self._integer_cache(data, data.filter_const, data.bias_const)

@@ -115,3 +115,16 @@ def window_view(padded: np.ndarray, out_h: int, out_w: int, filter_h: int, filte
     return np.lib.stride_tricks.as_strided(
         padded, (padded.shape[0], out_h, out_w, filter_h, filter_w, padded.shape[3]),
         (sb, sy * stride_h, sx * stride_w, sy * dilation_h, sx * dilation_w, sc), writeable=False)
+
+
+#: Largest host-side work buffer (elements) a kernel may build for padding or im2col.
+#: Real models need far less; absurd geometry (e.g. a dilation of 2^30) would otherwise
+#: make the emulator, unlike TFLM's tap-skipping loops, allocate gigabytes.
+HOST_BUFFER_LIMIT = 1 << 25
+
+
+def check_host_buffer(ctx, elements: int, what: str) -> None:
+    """Refuse (in prepare) a host work buffer larger than :data:`HOST_BUFFER_LIMIT`."""
+    if elements > HOST_BUFFER_LIMIT:
+        raise ctx.error(f"{what} would need {elements} elements of host memory (limit "
+                        f"{HOST_BUFFER_LIMIT}): stride, dilation or padding too large for this input")
