@@ -140,7 +140,7 @@ def cmd_plan(args) -> int:
     if args.svg:
         title = f"{os.path.basename(args.model)}: memory plan on {it.target.name}"
         with open(args.svg, "w") as f:
-            f.write(svg_timeline(entries, title, [op.name for op in model.main.operators], head))
+            f.write(svg_timeline(entries, title, head))
     data = {"model": os.path.basename(args.model), "target": it.target.name, "head_bytes": head,
             "buffers": entries, "svg": args.svg}
     text = [f"{data['model']} on target {it.target.name}: head {head} bytes, "

@@ -39,7 +39,20 @@ _PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#
             "#ff9da7", "#9c755f", "#bab0ac"]
 
 
-def svg_timeline(entries: List[dict], title: str, op_names: List[str], head_bytes: int) -> str:
+def _short_label(entry: dict, max_chars: int) -> str:
+    """'#12 Relu6' (tensor index and the last part of its name), shortened to fit."""
+    if entry["kind"] == "scratch":
+        full = f"scratch {entry['index']}"
+    else:
+        tail = entry["name"].rstrip("/").split("/")[-1].split(":")[0]
+        full = f"#{entry['index']} {tail}"
+    if len(full) <= max_chars:
+        return full
+    short = full.split(" ")[0]
+    return short if len(short) <= max_chars else ""
+
+
+def svg_timeline(entries: List[dict], title: str, head_bytes: int) -> str:
     """An SVG picture: allocation step on x, arena offset (bytes) on y, one labelled box
     per buffer. Opens in any browser."""
     left, top, right, bottom = 80, 50, 20, 60
@@ -71,11 +84,8 @@ def svg_timeline(entries: List[dict], title: str, op_names: List[str], head_byte
         parts.append(f'<line x1="{left}" y1="{y(off):.1f}" x2="{left + plot_w}" y2="{y(off):.1f}" stroke="#eee"/>')
     step = max(1, span_t // 25)
     for t in range(min_time, max_time + 1, step):
-        label = str(t)
-        if 1 <= t <= len(op_names):
-            label = f"{t}"
         parts.append(f'<text x="{x(t) + (x(t + 1) - x(t)) / 2:.1f}" y="{top + plot_h + 16}" '
-                     f'text-anchor="middle">{label}</text>')
+                     f'text-anchor="middle">{t}</text>')
     parts.append(f'<text x="{left + plot_w / 2}" y="{height - 14}" text-anchor="middle">'
                  'allocation step (step k runs operator #k-1; 0 = model inputs)</text>')
     for i, e in enumerate(entries):
@@ -87,8 +97,8 @@ def svg_timeline(entries: List[dict], title: str, op_names: List[str], head_byte
         parts.append(f'<g><title>{escape(tip)}</title><rect x="{x0:.1f}" y="{y0:.1f}" '
                      f'width="{max(x1 - x0, 1):.1f}" height="{max(y1 - y0, 1):.1f}" fill="{color}" '
                      f'fill-opacity="0.75" stroke="black" stroke-width="0.5"/>')
-        if (x1 - x0) > 30 and (y1 - y0) > 12:
-            label = e["name"] if len(e["name"]) <= 28 else e["name"][:25] + "..."
+        label = _short_label(e, int((x1 - x0) / 6.5))
+        if label and (y1 - y0) > 12:
             parts.append(f'<text x="{(x0 + x1) / 2:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" '
                          f'text-anchor="middle" font-size="10">{escape(label)}</text>')
         parts.append("</g>")

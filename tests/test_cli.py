@@ -1,0 +1,130 @@
+"""The micro-runtime command: size / audit / plan / run / optimize, JSON keys, errors."""
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from micro_runtime.cli import SIZE_KEYS, main
+from micro_runtime.model_writer import ModelBuilder
+from tests.helpers import model_bytes, model_path
+from tests.test_zoo import REFERENCE, REFERENCE32, ZOO
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_size_host64_json_equals_tflm_minimum(capsys, name):
+    code, out, _ = run(capsys, "size", model_path(name), "--target", "host64", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(SIZE_KEYS) <= set(data)
+    assert data["target"] == "host64"
+    assert data["min_arena_bytes"] == REFERENCE[name + ".tflite"]["min_arena_bytes"]
+    assert data["min_arena_bytes"] >= data["tflm_reported_total_bytes"]
+
+
+def test_size_defaults_to_mcu32(capsys):
+    code, out, _ = run(capsys, "size", model_path("person_detect"), "--json")
+    data = json.loads(out)
+    assert data["target"] == "mcu32"
+    assert data["min_arena_bytes"] == REFERENCE32["person_detect.tflite"]["bits32"]["min_arena_bytes"]
+    code, out, _ = run(capsys, "size", "bundled:person_detect")
+    assert code == 0 and "mcu32" in out and "82424" in out
+
+
+def test_size_shows_that_tflm_total_under_reports(capsys):
+    code, out, _ = run(capsys, "size", model_path("ad01_int8"), "--target", "host64")
+    assert "4632" in out and "3976" in out and "under-reports" in out
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["person_detect", "keyword_scrambled_8bit", "ad01_int8"])
+def test_audit_prints_tflm_lines_exactly(capsys, oracle, name):
+    code, out, _ = run(capsys, "audit", model_path(name), "--target", "host64",
+                       "--arena-size", str(REFERENCE[name + ".tflite"]["min_arena_bytes"]))
+    assert code == 0
+    theirs = oracle.run(model_bytes(name), arena_size=REFERENCE[name + ".tflite"]["min_arena_bytes"],
+                        inputs=[])
+    ours = [l for l in out.splitlines() if l.startswith("[RecordingMicroAllocator]")]
+    assert theirs.ok and ours == theirs.lines
+    assert "operator" in out and "head" in out and "tail" in out
+
+
+def test_audit_json_per_operator(capsys):
+    code, out, _ = run(capsys, "audit", model_path("hello_world_int8"), "--target", "host64", "--json")
+    data = json.loads(out)
+    assert data["target"] == "host64" and len(data["operators"]) == 3
+    assert all(o["persistent_bytes"] >= 72 for o in data["operators"])
+    assert data["tflm_report"][0].startswith("[RecordingMicroAllocator] Arena allocation total")
+
+
+def test_plan_ascii_and_svg(capsys, tmp_path):
+    svg = tmp_path / "plan.svg"
+    code, out, _ = run(capsys, "plan", model_path("person_detect"), "--svg", str(svg))
+    assert code == 0
+    lines = out.splitlines()
+    assert "head 55296 bytes" in lines[0] and "mcu32" in lines[0]
+    assert any(re.match(r"^\s*\d+: [.0-9a-zA-Z*!]{80} \(\d+k\)$", l) for l in lines)
+    root = ET.parse(svg).getroot()
+    rects = [e for e in root.iter() if e.tag.endswith("rect")]
+    code, out, _ = run(capsys, "plan", model_path("person_detect"), "--json")
+    buffers = json.loads(out)["buffers"]
+    assert len(rects) == len(buffers) + 1   # one box per buffer + the background
+
+
+def test_run_with_npy_files(capsys, tmp_path):
+    x = np.array([[1.5]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    code, out, _ = run(capsys, "run", model_path("hello_world_float"), "--input", str(tmp_path / "x.npy"),
+                       "--output", str(tmp_path / "y.npy"), "--json")
+    assert code == 0
+    y = np.load(tmp_path / "y.npy")
+    assert y.shape == (1, 1) and abs(float(y[0, 0]) - np.sin(1.5)) < 0.1
+    assert json.loads(out)["target"] == "mcu32"
+
+
+def test_errors_are_one_line_and_nonzero(capsys, tmp_path):
+    code, out, err = run(capsys, "size", str(tmp_path / "missing.tflite"))
+    assert code == 1 and err.count("\n") == 1 and "not found" in err
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"this is not a model at all")
+    code, out, err = run(capsys, "audit", str(bad))
+    assert code == 1 and "not a .tflite" in err and err.count("\n") == 1
+    b = ModelBuilder()
+    g = b.subgraph()
+    t0 = g.add_tensor("a", (2,), "FLOAT32")
+    t1 = g.add_tensor("b", (2,), "FLOAT32")
+    t2 = g.add_tensor("c", (2,), "FLOAT32")
+    g.add_operator("FancyOp", [t0], [t1], custom_options=b"")
+    g.add_operator("OtherOp", [t1], [t2], custom_options=b"")
+    g.inputs, g.outputs = [t0], [t2]
+    unsupported = tmp_path / "custom.tflite"
+    unsupported.write_bytes(b.build())
+    code, out, err = run(capsys, "size", str(unsupported))
+    assert code == 1 and "FancyOp" in err and "OtherOp" in err and err.count("\n") == 1
+    code, out, err = run(capsys, "run", model_path("hello_world_float"), "--arena-size", "500",
+                         "--input", str(tmp_path / "none.npy"))
+    assert code == 1 and "needs at least" in err and err.count("\n") == 1
+
+
+def test_module_entry_point_runs():
+    proc = subprocess.run([sys.executable, "-m", "micro_runtime", "size", model_path("hello_world_int8"),
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["target"] == "mcu32"
+
+
+def test_optimize_writes_a_smaller_plan(capsys, tmp_path):
+    out_path = tmp_path / "vww_opt.tflite"
+    code, out, _ = run(capsys, "optimize", model_path("vww_96_int8"), "--target", "host64",
+                       "-o", str(out_path), "--json")
+    data = json.loads(out)
+    assert code == 0 and out_path.exists()
+    assert data["optimized_head_bytes"] == 55296 and data["original_head_bytes"] == 73728
