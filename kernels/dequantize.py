@@ -1,0 +1,50 @@
+"""DEQUANTIZE: int8 / int16 / uint8 -> float32, as TFLM's reference kernel:
+``float(double(scale) * (x - zero_point))`` (per-tensor parameters)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .tensor_utils import FLOAT32, INT8, INT16, UINT8, flat_size, type_name
+
+
+class OpData:
+    """TFLM's DequantizeOpData (the fields the reference kernel uses)."""
+    scale = 0.0
+    zero_point = 0
+
+
+@register
+class Dequantize(Kernel):
+    op = "DEQUANTIZE"
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("dequantize.DequantizeOpData"))
+        return OpData()
+
+    def prepare(self, ctx, node):
+        data = node.user_data
+        if len(node.inputs) != 1 or len(node.outputs) != 1:
+            raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+        inp = ctx.input(node, 0)
+        if inp is None:
+            raise ctx.error("input 0 is missing")
+        out = ctx.output(node, 0)
+        if out is None:
+            raise ctx.error("output 0 is missing")
+        if inp.type not in (INT8, INT16, UINT8):
+            raise ctx.error(f"input type {type_name(inp.type)} not supported (int8, int16 or uint8)")
+        if out.type != FLOAT32:
+            raise ctx.error(f"output type {type_name(out.type)} not supported (float32 only)")
+        if flat_size(inp.shape) != flat_size(out.shape):
+            raise ctx.error(f"input shape {inp.shape} and output shape {out.shape} differ in size")
+        data.zero_point = inp.zero_point
+        data.scale = float(np.float32(inp.scale))
+        ctx.release(inp, out)
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[0]
+        out = node.output_arrays[0]
+        values = np.float64(data.scale) * (x.astype(np.int64) - data.zero_point).astype(np.float64)
+        np.copyto(out, values.astype(np.float32).reshape(out.shape))
