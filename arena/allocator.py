@@ -25,55 +25,11 @@ from .planners import GreedyMemoryPlanner, LinearMemoryPlanner, MemoryPlanner
 MAX_SCRATCH_BUFFERS_PER_OP = 12
 
 
-@dataclass
-class EvalTensor:
-    """A tensor at run time (TFLM's TfLiteEvalTensor): its type, shape and data.
-
-    ``data`` is the constant data (a view on the model) or, once the memory plan is
-    committed, a numpy view of the arena at ``address``."""
+class _FromSpec:
+    """Read-only tensor facts taken from the model's TensorSpec (``self.spec``)."""
 
     spec: TensorSpec
-    nbytes: int
-    address: Optional[int] = None
-    data: Optional[np.ndarray] = None
 
-    @property
-    def index(self) -> int:
-        return self.spec.index
-
-    @property
-    def type(self) -> int:
-        return self.spec.type
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.spec.dtype
-
-    @property
-    def shape(self):
-        return self.spec.shape
-
-    @property
-    def is_constant(self) -> bool:
-        return self.spec.data is not None
-
-    @property
-    def is_variable(self) -> bool:
-        return self.spec.is_variable
-
-
-@dataclass
-class TempTensor:
-    """A TfLiteTensor handed to a kernel during prepare (or invoke): the tensor's type,
-    shape, quantization and, for constants, data. It occupies temporary arena memory
-    until released with ``ctx.release(tensor)``."""
-
-    spec: TensorSpec
-    data: Optional[np.ndarray]
-    struct_address: int
-    quant_addresses: Sequence[int] = ()
-
-    # -- convenience accessors kernels use --
     @property
     def index(self) -> int:
         return self.spec.index
@@ -99,12 +55,37 @@ class TempTensor:
         return self.spec.shape
 
     @property
+    def is_constant(self) -> bool:
+        return self.spec.data is not None
+
+    @property
     def is_variable(self) -> bool:
         return self.spec.is_variable
 
-    @property
-    def is_constant(self) -> bool:
-        return self.spec.data is not None
+
+@dataclass
+class EvalTensor(_FromSpec):
+    """A tensor at run time (TFLM's TfLiteEvalTensor): its type, shape and data.
+
+    ``data`` is the constant data (a view on the model) or, once the memory plan is
+    committed, a numpy view of the arena at ``address``."""
+
+    spec: TensorSpec
+    nbytes: int
+    address: Optional[int] = None
+    data: Optional[np.ndarray] = None
+
+
+@dataclass
+class TempTensor(_FromSpec):
+    """A TfLiteTensor handed to a kernel during prepare (or invoke): the tensor's type,
+    shape, quantization and, for constants, data. It occupies temporary arena memory
+    until released with ``ctx.release(tensor)``."""
+
+    spec: TensorSpec
+    data: Optional[np.ndarray]
+    struct_address: int
+    quant_addresses: Sequence[int] = ()
 
     @property
     def quantization(self) -> Optional[Quantization]:
