@@ -32,7 +32,8 @@ from .matmul import exact_float_dtype
 from .padding import (check_host_buffer, PaddingValues, compute_padding_height_width, padded_extent,
                       padding_mode, tap_range, window_view)
 from .quantization import (ChannelRequantizer, activation_bounds_float32,
-                           activation_range_quantized, clamp_float32, quantize_multiplier)
+                           activation_range_quantized, clamp_float32, quantize_multiplier,
+                           quantize_multiplier_array)
 from .tensor_utils import (FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name,
                            unpack_int4)
 
@@ -92,8 +93,7 @@ def populate_conv_quantization(ctx, inp, flt, bias, out, activation: int, num_ch
         scales = np.full(num_channels, float(q.scales[0]))
     effective = (np.float64(inp.scale) * scales) / np.float64(out.scale)
     try:
-        for i, real in enumerate(effective):
-            multiplier[i], shift[i] = quantize_multiplier(float(real))
+        multiplier[:], shift[:] = quantize_multiplier_array(effective)
         return activation_range_quantized(activation, out.dtype, out.scale, out.zero_point)
     except ValueError as e:
         raise ctx.error(str(e)) from None

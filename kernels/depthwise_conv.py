@@ -136,8 +136,19 @@ class DepthwiseConv2D(Kernel):
             data.output_offset = data.output_zero_point if inp.type == INT8 else 0
             self._plan_flat_taps(data)
             wp, pitch, length, rows = data.flat
-            check_host_buffer(ctx, in_depth * batches * rows * wp, "the padded input")
-            check_host_buffer(ctx, in_depth * multiplier * batches * length, "the accumulator")
+            channels = in_depth * multiplier
+            # the layout whose innermost loop is longer (see _invoke_channels_last)
+            data.channels_last = (channels >= 16 or channels > length) and not (in_depth == 1 and multiplier > 1)
+            if data.channels_last:
+                pad = data.padding
+                data.padded_hw = (
+                    padded_extent(in_h, pad.height, out.shape[1], filter_h, sh, dh),
+                    padded_extent(in_w, pad.width, out.shape[2], filter_w, sw, dw))
+                check_host_buffer(ctx, batches * data.padded_hw[0] * data.padded_hw[1] * channels,
+                                  "the padded input")
+            else:
+                check_host_buffer(ctx, in_depth * batches * rows * wp, "the padded input")
+            check_host_buffer(ctx, channels * batches * length, "the accumulator")
             if data.filter_const is not None and (data.bias_const is not None or not data.has_bias):
                 try:
                     data.cache = self._integer_cache(data, data.filter_const, data.bias_const)
@@ -210,6 +221,9 @@ class DepthwiseConv2D(Kernel):
         dtype, wt, requantizer = cache
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
+        if data.channels_last:
+            self._invoke_channels_last(data, x, dtype, wt, requantizer, out)
+            return
         wp, pitch, length, rows = data.flat
         buf = data.xbuf
         if buf is None or buf.dtype != dtype:
@@ -247,6 +261,40 @@ class DepthwiseConv2D(Kernel):
         # requantize every computed column (contiguous), then keep the first out_w
         values = requantizer(acc.reshape(in_depth * multiplier, -1))
         write_channels_first(values.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w], out)
+
+    @staticmethod
+    def _invoke_channels_last(data, x, dtype, wt, requantizer, out):
+        """The integer sums in NHWC order: each tap is one strided (B, out_h, out_w, C x M)
+        view whose innermost axis (the channels) is contiguous, so numpy's inner loops run
+        over the channels. Chosen when there are more channels than output columns per
+        channel (late, small, wide layers)."""
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        rows, cols = data.padded_hw
+        channels = in_depth * multiplier
+        buf = data.xbuf
+        if buf is None or buf.dtype != dtype:
+            buf = data.xbuf = np.zeros((batches, rows, cols, in_depth, multiplier), dtype=dtype)
+        pad = data.padding
+        np.subtract(x[..., None], data.offset, dtype=dtype,
+                    out=buf[:, pad.height:pad.height + in_h, pad.width:pad.width + in_w])
+        flat = buf.reshape(batches, rows, cols, channels)
+        weights = wt.reshape(filter_h, filter_w, channels)
+        shape = (batches, out_h, out_w, channels)
+        scratch = data.acc_buffers
+        if scratch is None or scratch[0].dtype != dtype:
+            scratch = data.acc_buffers = (np.empty(shape, dtype), np.empty(shape, dtype))
+        acc, term = scratch
+        y_span, x_span = sh * (out_h - 1) + 1, sw * (out_w - 1) + 1
+        for fy in range(filter_h):
+            for fx in range(filter_w):
+                taps = flat[:, fy * dh:fy * dh + y_span:sh, fx * dw:fx * dw + x_span:sw]
+                if fy == 0 and fx == 0:
+                    np.multiply(taps, weights[0, 0], out=acc)
+                else:
+                    np.multiply(taps, weights[fy, fx], out=term)
+                    acc += term
+        write_channels_first(requantizer(acc.reshape(-1, channels).T), out)
 
     @staticmethod
     def _invoke_float(data, x, w, bias, out):

@@ -21,7 +21,7 @@ from typing import List, Tuple
 import numpy as np
 
 from .base import Kernel, register
-from .padding import SAME, VALID, compute_padding_height_width, padding_mode
+from .padding import SAME, VALID, compute_padding_height_width, padding_mode, window_view
 from .quantization import (activation_bounds_float32, activation_range_quantized, clamp_float32,
                            wrap_int32)
 from .tensor_utils import FLOAT32, INT8, INT16, type_name
@@ -51,14 +51,13 @@ def _tap_positions(out_size: int, stride: int, offset: int, in_size: int):
 
 
 def _windows(x: np.ndarray, data, fill) -> np.ndarray:
-    """(batch, out_h, out_w, depth, filter_h, filter_w) view of every pooling window,
+    """(batch, out_h, out_w, filter_h, filter_w, depth) view of every pooling window,
     the input padded with ``fill`` (0 for sums: TFLM skips padded taps; the lowest value
     for maxima). Integer results do not depend on the order of the reduction."""
     fh, fw, sh, sw, pads = data.window
     if any(p for pair in pads for p in pair):
         x = np.pad(x, pads, constant_values=fill)
-    win = np.lib.stride_tricks.sliding_window_view(x, (fh, fw), axis=(1, 2))
-    return win[:, ::sh, ::sw][:, :data.out_h, :data.out_w]
+    return window_view(x, data.out_h, data.out_w, fh, fw, sh, sw, 1, 1)
 
 
 class _Pool(Kernel):
@@ -155,10 +154,17 @@ class AveragePool2D(_Pool):
             average = total / data.count.astype(np.float32)
             np.copyto(y, clamp_float32(average, data.act_min_f, data.act_max_f))
             return
-        acc = wrap_int32(_windows(x, data, 0).sum(axis=(4, 5), dtype=np.int64))
+        acc = _windows(x, data, 0).sum(axis=(3, 4), dtype=data.acc_dtype)
+        if data.acc_dtype != np.int32:
+            acc = wrap_int32(acc)           # the int32 sum of TFLM may wrap
         # (acc + n/2) / n for acc > 0, (acc - n/2) / n otherwise, C++ truncating division
-        rounded = np.sign(acc) * ((np.abs(acc) + data.count // 2) // data.count)
-        np.copyto(y, np.clip(rounded, data.act_min, data.act_max).astype(y.dtype))
+        rounded = np.abs(acc)
+        rounded += data.count // 2
+        rounded //= data.count
+        rounded *= np.sign(acc)
+        np.maximum(rounded, data.act_min, out=rounded)
+        np.minimum(rounded, data.act_max, out=rounded)
+        np.copyto(y, rounded, casting="unsafe")
 
 
 @register
@@ -178,5 +184,7 @@ class MaxPool2D(_Pool):
                 np.copyto(current, value, where=current < value)     # std::max(current, value)
             np.copyto(y, clamp_float32(best, data.act_min_f, data.act_max_f))
             return
-        best = _windows(x, data, _LOWEST[x.dtype]).max(axis=(4, 5))
-        np.copyto(y, np.clip(best, data.act_min, data.act_max).astype(y.dtype))
+        best = _windows(x, data, _LOWEST[x.dtype]).max(axis=(3, 4))
+        np.maximum(best, data.act_min, out=best)
+        np.minimum(best, data.act_max, out=best)
+        np.copyto(y, best, casting="unsafe")

@@ -64,11 +64,24 @@ def quantize_multiplier(real_multiplier: float) -> Tuple[int, int]:
 
 
 def quantize_multiplier_array(real_multipliers: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """:func:`quantize_multiplier` for each element (per-channel scales)."""
-    pairs = [quantize_multiplier(float(m)) for m in np.asarray(real_multipliers, dtype=np.float64).ravel()]
-    mult = np.array([p[0] for p in pairs], dtype=np.int32)
-    shift = np.array([p[1] for p in pairs], dtype=np.int32)
-    return mult, shift
+    """:func:`quantize_multiplier` for each element (per-channel scales), vectorised:
+    frexp, then std::round of the significand x 2^31 (exact: it has at most 53
+    significant bits and lies below 2^31, so trunc and the fraction are exact)."""
+    real = np.asarray(real_multipliers, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(real)):
+        raise ValueError(f"quantize_multiplier: non-finite multiplier {real[~np.isfinite(real)][0]}")
+    q, shift = np.frexp(real)
+    scaled = q * float(1 << 31)
+    whole = np.trunc(scaled)
+    q_fixed = (whole + np.where(np.abs(scaled - whole) >= 0.5, np.sign(scaled), 0.0)).astype(np.int64)
+    shift = shift.astype(np.int64)
+    carry = q_fixed == (1 << 31)
+    q_fixed = np.where(carry, q_fixed // 2, q_fixed)
+    shift = shift + carry
+    underflow = shift < -31
+    q_fixed = np.where(underflow, 0, q_fixed)
+    shift = np.where(underflow | (real == 0.0), 0, shift)
+    return q_fixed.astype(np.int32), shift.astype(np.int32)
 
 
 def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> Tuple[int, int]:
@@ -343,26 +356,27 @@ class ChannelRequantizer:
             return
         if acc_bound is None or self.offset:
             return
-        m = self.mult.reshape(-1).tolist()
-        base = np.broadcast_to(self.base, self.mult.shape).reshape(-1).tolist()
-        half = np.broadcast_to(self.half, self.mult.shape).reshape(-1).tolist()
-        shift = self.shift.reshape(-1).tolist()
-        fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1).tolist()
-        bound = int(acc_bound) + 1
-        limit = 1 << 52
-        k, c, d, t = [], [], [], []
-        for mi, bi, hi, si, fi in zip(m, base, half, shift, fix):
-            if bound * mi + abs(bi) + abs(hi) + fi >= limit:
-                return
-            scale = 2.0 ** -si
-            k.append(mi * scale)
-            c.append((bi + hi) * scale)
-            d.append(fi * scale)
-            t.append(-(bi // mi) if mi else -np.inf)   # ceil(-base / m)
+        m = self.mult.reshape(-1).astype(np.float64)
+        base = np.broadcast_to(self.base, self.mult.shape).reshape(-1)
+        half = np.broadcast_to(self.half, self.mult.shape).reshape(-1)
+        fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1)
+        shift = self.shift.reshape(-1)
+        # every term below 2^51 (checked in float64 with room for its rounding): then the
+        # float64 products and sums below are exact integers scaled by powers of two
+        size = (float(acc_bound) + 1.0) * m + np.abs(base.astype(np.float64)) \
+            + np.abs(half.astype(np.float64)) + fix.astype(np.float64)
+        if not np.all(size < float(1 << 51)):
+            return
+        scale = np.ldexp(1.0, -shift)
+        k = m * scale
+        c = (base + half).astype(np.float64) * scale
+        d = fix.astype(np.float64) * scale
+        mi = self.mult.reshape(-1)
+        t = np.where(mi != 0, -(base // np.where(mi != 0, mi, 1)), 0).astype(np.float64)
+        t[mi == 0] = -np.inf                          # ceil(-base / m); none when m == 0
         col = (-1, 1)
-        self.float64 = (np.array(k).reshape(col), np.array(c).reshape(col),
-                        np.array(d).reshape(col), np.array(t, dtype=np.float64).reshape(col),
-                        any(d))
+        self.float64 = (k.reshape(col), c.reshape(col), d.reshape(col), t.reshape(col),
+                        bool(np.any(d)))
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
@@ -376,9 +390,11 @@ class ChannelRequantizer:
             t = np.multiply(x, k, dtype=np.float64)
             t += c
             if any_fix:
-                np.subtract(t, d, out=t, where=x < threshold)
+                # (a masked subtract, ``where=``, is several times slower in numpy)
+                t -= np.less(x, threshold) * d
             np.floor(t, out=t)
-            np.clip(t, self.act_min, self.act_max, out=t)
+            np.maximum(t, self.act_min, out=t)
+            np.minimum(t, self.act_max, out=t)
             return t
         if self.int64_accum:
             p = np.array(acc, dtype=np.int64).reshape(channels, -1)

@@ -63,6 +63,18 @@ def test_quantize_multiplier_known_values():
 
 
 @settings(max_examples=300)
+@given(st.lists(st.one_of(st.floats(min_value=-4.0, max_value=4.0),
+                          st.floats(min_value=1e-14, max_value=1e6),
+                          st.sampled_from([0.5, 1.0, 0.75, 1 - 2.0 ** -33, 2.0 ** -32, 2.0 ** -31,
+                                           0.0, -0.5, -1 + 2.0 ** -33])),
+                min_size=1, max_size=16))
+def test_quantize_multiplier_array_equals_the_scalar_form(reals):
+    from kernels.quantization import quantize_multiplier_array
+    mult, shift = quantize_multiplier_array(np.array(reals))
+    assert list(zip(mult.tolist(), shift.tolist())) == [quantize_multiplier(r) for r in reals]
+
+
+@settings(max_examples=300)
 @given(st.integers(1, 16), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(),
        st.integers(-128, 127))
 def test_channel_requantizer_equals_the_literal_output_stage(channels, seed, with_bias, small, offset):
