@@ -44,12 +44,8 @@ class Cast(Kernel):
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:
             raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("input 0 is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("output 0 is missing")
+        inp = ctx.required_input(node, 0)
+        out = ctx.required_output(node, 0)
         if inp.type not in SUPPORTED:
             raise ctx.error(f"Input type {type_name(inp.type)} ({inp.type}) not supported.")
         if out.type not in SUPPORTED:

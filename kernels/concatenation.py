@@ -38,13 +38,9 @@ class Concatenation(Kernel):
 
     def prepare(self, ctx, node):
         params = node.params
-        first = ctx.input(node, 0)
-        if first is None:
-            raise ctx.error("input 0 is missing")
+        first = ctx.required_input(node, 0)
         in_type = first.type
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("the output tensor is missing")
+        out = ctx.required_output(node, 0, "the output tensor")
         ctx.release(first)
         if params.fused_activation_function != 0:
             raise ctx.error("a fused activation is not supported")

@@ -32,8 +32,7 @@ from .matmul import exact_float_dtype
 from .padding import (check_host_buffer, PaddingValues, compute_padding_height_width, padded_extent,
                       padding_mode, tap_range, window_view)
 from .quantization import (ChannelRequantizer, activation_bounds_float32,
-                           activation_range_quantized, clamp_float32, quantize_multiplier,
-                           quantize_multiplier_array)
+                           activation_range_quantized, clamp_float32, quantize_multiplier_array)
 from .tensor_utils import (FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name,
                            unpack_int4)
 

@@ -26,12 +26,8 @@ class Dequantize(Kernel):
         data = node.user_data
         if len(node.inputs) != 1 or len(node.outputs) != 1:
             raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("input 0 is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("output 0 is missing")
+        inp = ctx.required_input(node, 0)
+        out = ctx.required_output(node, 0)
         if inp.type not in (INT8, INT16, UINT8):
             raise ctx.error(f"input type {type_name(inp.type)} not supported (int8, int16 or uint8)")
         if out.type != FLOAT32:

@@ -79,15 +79,9 @@ class Div(Kernel):
     def prepare(self, ctx, node):
         data = node.user_data
         data.table = None
-        in1 = ctx.input(node, 0)
-        if in1 is None:
-            raise ctx.error("input 0 is missing")
-        in2 = ctx.input(node, 1)
-        if in2 is None:
-            raise ctx.error("input 1 is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("output 0 is missing")
+        in1 = ctx.required_input(node, 0)
+        in2 = ctx.required_input(node, 1)
+        out = ctx.required_output(node, 0)
         if not (in1.type == in2.type == out.type):
             raise ctx.error(f"input types {type_name(in1.type)}, {type_name(in2.type)} and output "
                             f"type {type_name(out.type)} must match")

@@ -20,15 +20,9 @@ class ExpandDims(Kernel):
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:
             raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("the input tensor is missing")
-        axis_t = ctx.input(node, 1)
-        if axis_t is None:
-            raise ctx.error("the axis tensor is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("the output tensor is missing")
+        inp = ctx.required_input(node, 0, "the input tensor")
+        axis_t = ctx.required_input(node, 1, "the axis tensor")
+        out = ctx.required_output(node, 0, "the output tensor")
         if axis_t.data is None:
             raise ctx.error("Non-constant >axis< tensor is not supported")
         if len(axis_t.shape) > 1:

@@ -40,15 +40,9 @@ class Gather(Kernel):
         data = node.user_data
         if len(node.inputs) != 2 or len(node.outputs) != 1:
             raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("the input tensor is missing")
-        coords = ctx.input(node, 1)
-        if coords is None:
-            raise ctx.error("the positions tensor is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("the output tensor is missing")
+        inp = ctx.required_input(node, 0, "the input tensor")
+        coords = ctx.required_input(node, 1, "the positions tensor")
+        out = ctx.required_output(node, 0, "the output tensor")
         if coords.type != INT32:
             raise ctx.error(f"Positions of type '{type_name(coords.type)}' are not supported by gather.")
         if inp.type not in (FLOAT32, INT8):

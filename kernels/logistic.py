@@ -34,14 +34,18 @@ class OpData:
     table = None        # host cache: the int8 output for each of the 256 int8 inputs
 
 
-def logistic_int8(x: np.ndarray, data) -> np.ndarray:
-    """reference_integer_ops::Logistic for int8 (returns int64 values)."""
+def int8_fixed_point_activation(x: np.ndarray, data, fixed_point_fn, output_fraction_bits: int,
+                                output_offset: int) -> np.ndarray:
+    """TFLM's int8 LOGISTIC / TANH (returns int64 values): the input minus its zero point,
+    rescaled to Q4.27 (beyond the representable radius it saturates to -128 / 127), through
+    ``fixed_point_fn`` (Q4.27 -> Q0.31), rounded to ``output_fraction_bits`` fractional
+    bits and offset."""
     centred = x.astype(np.int64) - data.input_zero_point
     inside = np.abs(centred) < data.input_range_radius
     q4 = multiply_by_quantized_multiplier(np.where(inside, centred, 0), data.input_multiplier,
                                           data.input_left_shift)
-    q0 = fixed_point_logistic(q4, _INT8_INPUT_INTEGER_BITS)
-    out = np.clip(rounding_divide_by_pot(q0, 31 - 8) - 128, -128, 127)
+    q0 = fixed_point_fn(q4, _INT8_INPUT_INTEGER_BITS)
+    out = np.clip(rounding_divide_by_pot(q0, 31 - output_fraction_bits) + output_offset, -128, 127)
     out = np.where(centred >= data.input_range_radius, 127, out)
     return np.where(centred <= -data.input_range_radius, -128, out)
 
@@ -78,7 +82,8 @@ class Logistic(Kernel):
                  data.input_range_radius) = fixed_point_input_rescale(inp.scale, _INT8_INPUT_INTEGER_BITS)
             except ValueError as e:
                 raise ctx.error(str(e)) from None
-            data.table = int8_table(lambda v: logistic_int8(v, data))
+            data.table = int8_table(lambda v: int8_fixed_point_activation(
+                v, data, fixed_point_logistic, 8, -128))
         elif inp.type == INT16:
             if inp.zero_point != 0 or out.zero_point != 0:
                 raise ctx.error("int16 logistic needs zero points of 0, got "

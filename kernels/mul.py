@@ -29,15 +29,9 @@ class Mul(Kernel):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        in1 = ctx.input(node, 0)
-        if in1 is None:
-            raise ctx.error("input 0 is missing")
-        in2 = ctx.input(node, 1)
-        if in2 is None:
-            raise ctx.error("input 1 is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("output 0 is missing")
+        in1 = ctx.required_input(node, 0)
+        in2 = ctx.required_input(node, 1)
+        out = ctx.required_output(node, 0)
         if len(node.inputs) != 2 or len(node.outputs) != 1:
             raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
         if in1.type != in2.type:

@@ -43,16 +43,10 @@ class _PadBase(Kernel):
         n_in = len(node.inputs)
         if n_in not in (2, 3) or len(node.outputs) != 1:
             raise ctx.error(f"needs 2 or 3 inputs and 1 output, got {n_in} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("the input tensor is missing")
-        paddings = ctx.input(node, 1)
-        if paddings is None:
-            raise ctx.error("the paddings tensor is missing")
+        inp = ctx.required_input(node, 0, "the input tensor")
+        paddings = ctx.required_input(node, 1, "the paddings tensor")
         value = ctx.input(node, 2) if n_in == 3 else None
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("the output tensor is missing")
+        out = ctx.required_output(node, 0, "the output tensor")
         if inp.type != out.type:
             raise ctx.error(f"input type {type_name(inp.type)} and output type "
                             f"{type_name(out.type)} differ")

@@ -81,12 +81,8 @@ class Quantize(Kernel):
         data = node.user_data
         if len(node.inputs) != 1 or len(node.outputs) != 1:
             raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("input 0 is missing")
-        out = ctx.output(node, 0)
-        if out is None:
-            raise ctx.error("output 0 is missing")
+        inp = ctx.required_input(node, 0)
+        out = ctx.required_output(node, 0)
         q = out.quantization
         if q is None:
             raise ctx.error("the output needs (affine) quantization parameters")

@@ -112,19 +112,13 @@ class _Reduce(Kernel):
 
     def _prepare_simple(self, ctx, node, data):
         """TFLM's PrepareSimple: checks, and for int8 the input/output multiplier."""
-        inp = ctx.input(node, 0)
-        if inp is None:
-            raise ctx.error("input 0 is missing")
+        inp = ctx.required_input(node, 0)
         self._check_counts(ctx, node)
-        axis = ctx.input(node, 1)
-        if axis is None:
-            raise ctx.error("the axis input is missing")
+        axis = ctx.required_input(node, 1, "the axis input")
         if axis.type != INT32:
             raise ctx.error(f"axis type {type_name(axis.type)} not supported (int32 only)")
         if inp.type == INT8:
-            out = ctx.output(node, 0)
-            if out is None:
-                raise ctx.error("output 0 is missing")
+            out = ctx.required_output(node, 0)
             if self.uses_multiplier:
                 data.multiplier, data.shift = self._multiplier(ctx, inp, out)
             ctx.release(out)

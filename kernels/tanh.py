@@ -16,8 +16,8 @@ import numpy as np
 from .base import Kernel, register
 from .libm_float import tanhf
 from .lut import apply_int8_table, int8_table, sigmoid_table_input_multiplier, tanh_int16
-from .quantization import (checked_log2, fixed_point_input_rescale, fixed_point_tanh,
-                           multiply_by_quantized_multiplier, rounding_divide_by_pot)
+from .logistic import int8_fixed_point_activation
+from .quantization import checked_log2, fixed_point_input_rescale, fixed_point_tanh
 from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _INT8_INPUT_INTEGER_BITS = 4
@@ -31,18 +31,6 @@ class OpData:
     input_multiplier = 0
     input_left_shift = 0
     table = None        # host cache: the int8 output for each of the 256 int8 inputs
-
-
-def tanh_int8(x: np.ndarray, data) -> np.ndarray:
-    """reference_integer_ops::Tanh for int8 (returns int64 values)."""
-    centred = x.astype(np.int64) - data.input_zero_point
-    inside = np.abs(centred) < data.input_range_radius
-    q4 = multiply_by_quantized_multiplier(np.where(inside, centred, 0), data.input_multiplier,
-                                          data.input_left_shift)
-    q0 = fixed_point_tanh(q4, _INT8_INPUT_INTEGER_BITS)
-    out = np.clip(rounding_divide_by_pot(q0, 31 - 7), -128, 127)
-    out = np.where(centred >= data.input_range_radius, 127, out)
-    return np.where(centred <= -data.input_range_radius, -128, out)
 
 
 @register
@@ -79,7 +67,8 @@ class Tanh(Kernel):
                  data.input_range_radius) = fixed_point_input_rescale(inp.scale, _INT8_INPUT_INTEGER_BITS)
             except ValueError as e:
                 raise ctx.error(str(e)) from None
-            data.table = int8_table(lambda v: tanh_int8(v, data))
+            data.table = int8_table(lambda v: int8_fixed_point_activation(
+                v, data, fixed_point_tanh, 7, 0))
         elif inp.type == INT16:
             if inp.zero_point != 0 or out.zero_point != 0:
                 raise ctx.error("int16 tanh needs zero points of 0, got "

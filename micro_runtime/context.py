@@ -98,6 +98,20 @@ class KernelContext:
             return self._temp(node.outputs[i])
         return None
 
+    def required_input(self, node, i: int, what: str = ""):
+        """:meth:`input`, raising the op's error when the tensor is absent."""
+        tensor = self.input(node, i)
+        if tensor is None:
+            raise self.error(f"{what or f'input {i}'} is missing")
+        return tensor
+
+    def required_output(self, node, i: int, what: str = ""):
+        """:meth:`output`, raising the op's error when the tensor is absent."""
+        tensor = self.output(node, i)
+        if tensor is None:
+            raise self.error(f"{what or f'output {i}'} is missing")
+        return tensor
+
     def intermediate(self, node, i: int):
         if 0 <= i < len(node.intermediates) and node.intermediates[i] >= 0:
             return self._temp(node.intermediates[i])
