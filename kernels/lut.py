@@ -174,3 +174,17 @@ def int8_table(fn: Callable[[np.ndarray], np.ndarray], dtype=np.int8) -> np.ndar
 def apply_int8_table(table: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``table[x]`` for an int8 array (indexing by the byte of each value)."""
     return table[np.asarray(x).view(np.uint8)]
+
+
+def int16_table(fn: Callable[[np.ndarray], np.ndarray], dtype=np.int32) -> np.ndarray:
+    """``fn`` evaluated once on all 65536 int16 values, ordered by the values' two-byte
+    pattern (a host-side cache, not an arena table); index it with
+    :func:`apply_int16_table`. For element-wise int16 functions evaluated many times
+    (the gates of a recurrent cell), one lookup replaces a chain of fixed-point steps."""
+    values = np.arange(65536, dtype=np.uint16).view(np.int16)
+    return np.asarray(fn(values)).astype(dtype)
+
+
+def apply_int16_table(table: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``table[x]`` for int16 values (any integer dtype holding values in the int16 range)."""
+    return table[np.asarray(x).astype(np.int16, copy=False).view(np.uint16)]

@@ -30,9 +30,9 @@ import numpy as np
 
 from .base import Kernel, register
 from .libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
-from .lut import logistic_int16, tanh_int16
+from .lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .matmul import exact_int_matmul, float32_sequential_matmul
-from .quantization import (ACT_TANH, checked_log2, multiply_by_quantized_multiplier,
+from .quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
 from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -289,6 +289,25 @@ class UnidirectionalSequenceLstm(Kernel):
                                    cell_scale, INT16)
         data.output_mul = MulParams(_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE,
                                     hidden.scale, hidden.type, hidden.zero_point)
+        # the recurrent FCs' output stage, fixed per gate column (exact, fewer passes)
+        hidden_limit = (128 if data.kind == "int8" else 32768) + abs(data.rec_offset)
+        rec_bound = float((np.abs(data.w_rec_all).sum(axis=0) * hidden_limit).max(initial=0))
+        data.rec_requantizer = ChannelRequantizer(
+            data.rec_multipliers, data.rec_shifts, None, 0, -32768, 32767,
+            int64_accum=data.kind == "int16", acc_bound=rec_bound)
+        # host-side tables of the gate non-linearities: their inputs are int16 values
+        # (clamped gate sums, the clamped cell state), so one lookup per step replaces
+        # the fixed-point evaluation
+        data.sigmoid_table = int16_table(lambda v: logistic_int16(v, 0, 0))
+        data.cell_gate_table = None
+        if data.cell_gate_nonlinear_type in (ACT_SIGMOID, ACT_TANH):
+            data.cell_gate_table = int16_table(
+                lambda v: self._activate_integer(v, data.cell_gate_nonlinear_type))
+        cell_shift = 15 + data.cell_state_scale_power - 3
+        if cell_shift < 0:
+            data.tanh_cell_table = int16_table(lambda v: tanh_int16(v, 3, -cell_shift))
+        else:
+            data.tanh_cell_table = int16_table(lambda v: tanh_int16(v, 0, cell_shift))
 
     # ------------------------------------------------------------------- invoke
     def invoke(self, ctx, node):
@@ -344,25 +363,22 @@ class UnidirectionalSequenceLstm(Kernel):
         acc = exact_int_matmul(xin, data.w_in_all) + data.bias_all
         gate_in = self._requantize(data, acc, data.in_multipliers, data.in_shifts)
         gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
-        cell_shift = 15 + data.cell_state_scale_power - 3
         for t in range(t_steps):
             h = hidden.astype(np.float64) + data.rec_offset
-            rec = self._requantize(data, exact_int_matmul(h, data.w_rec_all),
-                                   data.rec_multipliers, data.rec_shifts)
+            rec = data.rec_requantizer(exact_int_matmul(h, data.w_rec_all).T).T
             pre = _clamp(gate_in[t] + rec, -32768, 32767)
-            sig = logistic_int16(pre, 0, 0)        # (the cell gate's columns are unused)
+            sig = apply_int16_table(data.sigmoid_table, pre)   # (cell gate columns unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]
-            cell_gate = self._activate_integer(pre[:, 2 * n:3 * n], data.cell_gate_nonlinear_type)
+            cell_gate = pre[:, 2 * n:3 * n]
+            if data.cell_gate_table is not None:
+                cell_gate = apply_int16_table(data.cell_gate_table, cell_gate)
             c = self._mul(forget, cell, data.forget_cell_mul)
             c = _clamp(c + self._mul(input_gate, cell_gate, data.input_mul), -32768, 32767)
             if data.cell_clip > 0:
                 q = data.quantized_cell_clip
                 c = np.maximum(np.minimum(q, c), -q)
             cell[...] = c
-            if cell_shift < 0:
-                tanh_cell = tanh_int16(c, 3, -cell_shift)
-            else:
-                tanh_cell = tanh_int16(c, 0, cell_shift)
+            tanh_cell = apply_int16_table(data.tanh_cell_table, c)
             hidden[...] = self._mul(tanh_cell, output_gate, data.output_mul)
             self._store(data, out, t, hidden)
 
