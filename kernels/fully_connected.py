@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .quantization import (activation_range_float, activation_range_quantized,
+from .quantization import (ChannelRequantizer, activation_range_float, activation_range_quantized,
                            multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_64,
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
@@ -36,6 +36,7 @@ class OpData:
     is_per_channel = False
     int64_accum = False
     weights = None          # (accum_depth, output_depth) float64 with the filter offset applied
+    requantizer = None      # output stage with fixed constants (constant or absent bias)
 
 
 @register
@@ -101,7 +102,26 @@ class FullyConnected(Kernel):
         data.bias = None if bias is None or bias.data is None else bias.data.reshape(-1)[:output_depth]
         data.batches, data.accum_depth, data.output_depth = batches, accum_depth, output_depth
         data.activation = params.fused_activation_function
+        if inp.type != FLOAT32 and (bias is None or data.bias is not None):
+            data.requantizer = self._requantizer(data, inp.type)
         ctx.release(inp, flt, bias, out)
+
+    @staticmethod
+    def _requantizer(data, input_type) -> ChannelRequantizer:
+        """The output stage (bias, requantisation, offset, clamp) with its constants fixed
+        per output column; the bound of every sum is sum |weight| x the largest
+        |input - zero point|."""
+        o = data.output_depth
+        if data.is_per_channel:
+            multiplier = data.per_channel_multiplier[:o]
+            shift = data.per_channel_shift[:o]
+        else:
+            multiplier = np.full(o, data.output_multiplier)
+            shift = np.full(o, data.output_shift)
+        limit = (128 if input_type == INT8 else 32768) + abs(data.input_zero_point)
+        bound = float((np.abs(data.weights).sum(axis=0) * limit).max(initial=0))
+        return ChannelRequantizer(multiplier, shift, data.bias, data.output_zero_point,
+                                  data.act_min, data.act_max, data.int64_accum, bound)
 
     def _prepare_quantized(self, ctx, node, data, params, inp, flt, bias, out):
         q = flt.quantization
@@ -158,6 +178,9 @@ class FullyConnected(Kernel):
             return
         xin = x.reshape(-1)[: b * d].reshape(b, d).astype(np.float64) - data.input_zero_point
         acc = exact_int_matmul(xin, data.weights, check=False)
+        if data.requantizer is not None:
+            np.copyto(flat_out.reshape(b, o), data.requantizer(acc.T).T, casting="unsafe")
+            return
         if data.bias is not None:
             acc = acc + data.bias.astype(np.int64)
         if data.int64_accum:
