@@ -28,10 +28,8 @@ def main():
     ap.add_argument("--limit", type=float, default=2.0, help="seconds allowed per run")
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__), "..", "tests", "data"))
     args = ap.parse_args()
-    skip = {"audio_preprocessor_int8.tflite"}
     models = [(os.path.basename(p), open(p, "rb").read())
-              for p in sorted(glob.glob(os.path.join(args.models, "*.tflite")))
-              if os.path.basename(p) not in skip]
+              for p in sorted(glob.glob(os.path.join(args.models, "*.tflite")))]
     rng = np.random.default_rng(args.seed)
     tally = collections.Counter()
     by_kind = collections.Counter()

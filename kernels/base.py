@@ -56,10 +56,16 @@ class Kernel:
 
 #: builtin op name -> kernel class, filled by :func:`register`.
 BUILTIN_KERNELS: Dict[str, Type[Kernel]] = {}
+#: custom op name -> kernel class (kernels that set ``custom_name``, e.g. TFLM's signal ops).
+CUSTOM_KERNELS: Dict[str, Type[Kernel]] = {}
 
 
 def register(cls: Type[Kernel]) -> Type[Kernel]:
-    """Class decorator adding a builtin kernel to the registry."""
+    """Class decorator adding a builtin kernel (``op``) or a custom-op kernel
+    (``custom_name``) to the registry."""
+    if cls.op is None and cls.custom_name:
+        CUSTOM_KERNELS[cls.custom_name] = cls
+        return cls
     if cls.op is None:
         raise ValueError(f"{cls.__name__}: a registered builtin kernel needs an op name")
     if cls.op not in BUILTIN_OP_CODES:

@@ -75,6 +75,9 @@ class OpResolver:
 
 
 def default_op_resolver() -> OpResolver:
-    """A resolver with every builtin kernel micro-runtime ships."""
+    """A resolver with every builtin kernel micro-runtime ships, and the custom ops
+    TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...)."""
     import kernels
-    return OpResolver(cls() for cls in kernels.BUILTIN_KERNELS.values())
+    from kernels.base import CUSTOM_KERNELS
+    return OpResolver([cls() for cls in kernels.BUILTIN_KERNELS.values()]
+                      + [cls() for cls in CUSTOM_KERNELS.values()])

@@ -202,6 +202,42 @@ _TABLE: Dict[str, tuple] = {
     "circular_buffer.OpDataCircularBuffer": (8, 4, "cycles_until_run, cycles_max 2x4"),
     "elu.OpData": (256, 1, "table[256] 256x1 (int8 lookup table)"),
     "select.OpData": (1, 1, "requires_broadcast 1"),
+    # ---- TFLM signal library (signal/micro/kernels, signal/src, kissfft v130)
+    "signal_window.TFLMSignalWindowParams": (8, 4, "shift, input_size 2x4 (int32)"),
+    "signal_energy.TFLMSignalEnergyParams": (8, 4, "end_index, start_index 2x4 (int32)"),
+    "signal_pcan.TfLitePcanParams": (4, 4, "snr_shift 4"),
+    "signal_filter_bank_log.TFLMSignalLogParams": (8, 4, "input_correction_bits, output_scale 2x4"),
+    "signal_rfft.TfLiteAudioFrontendRfftParams": (
+        48, 8, "fft_length..output_length 4x4, fft_type 4 (enum), hole 4, work_area 8, scratch_buffer_index 4, hole 4, state 8",
+        32, 4, "fft_length..output_length 4x4, fft_type 4, work_area 4, scratch_buffer_index 4, state 4"),
+    "signal_irfft.TfLiteAudioFrontendIrfftParams": (
+        32, 8, "fft_length..output_length 4x4, fft_type 4 (enum), hole 4, state 8",
+        24, 4, "fft_length..output_length 4x4, fft_type 4, state 4"),
+    "signal_irfft.IrfftFloatState": (16, 8, "fft_length 4, hole 4, cfg 8 (ptr)", 8, 4, "fft_length 4, cfg 4"),
+    "kiss_fft.kiss_fftr_state": (24, 8, "substate, tmpbuf, super_twiddles 3x8 (ptr)", 12, 4, "substate, tmpbuf, super_twiddles 3x4"),
+    "kiss_fft.kiss_fft_state_int16": (268, 4, "nfft, inverse 2x4, factors[2*MAXFACTORS=64] 256, twiddles[1] 4 (int16 r,i)"),
+    "kiss_fft.kiss_fft_state_int32": (272, 4, "nfft, inverse 2x4, factors[64] 256, twiddles[1] 8 (int32 or float r,i)"),
+    "signal_filter_bank.TFLMSignalFilterBankParams": (
+        64, 8, "FilterbankConfig {num_channels 4, hole 4, 5 int16 ptrs 5x8, output_scale, input_correction_bits 2x4} 56, work_area 8",
+        36, 4, "FilterbankConfig {num_channels 4, 5 ptrs 5x4, output_scale, input_correction_bits 2x4} 32, work_area 4"),
+    "signal_filter_bank_spectral_subtraction.TFLMSignalSpectralSubtractionParams": (
+        56, 8, "SpectralSubtractionConfig {num_channels..spectral_subtraction_bits 8x4, clamping 1, pad 3} 36, hole 4, noise_estimate 8, noise_estimate_size 8 (size_t)",
+        44, 4, "SpectralSubtractionConfig 36, noise_estimate 4, noise_estimate_size 4 (size_t)"),
+    "signal_framer.TFLMSignalFramerParams": (
+        40, 8, "frame_size..n_frames 4x4, prefill 1, hole 7, state_buffers, circular_buffers 2x8",
+        28, 4, "frame_size..n_frames 4x4, prefill 1, hole 3, state_buffers, circular_buffers 2x4"),
+    "signal_stacker.TFLMSignalStackerParams": (
+        56, 8, "num_channels..stacker_step 4x4, buffer_size, step_size 2x8 (size_t), stacker_has_first_frame 1, hole 7, state, circular_buffer 2x8",
+        36, 4, "num_channels..stacker_step 4x4, buffer_size, step_size 2x4, stacker_has_first_frame 1, hole 3, state, circular_buffer 2x4"),
+    "signal_delay.TFLMSignalFrontendDelayParams": (
+        32, 8, "frame_size, delay_length, outer_dims 3x4, hole 4, state_buffers, circular_buffers 2x8",
+        20, 4, "frame_size, delay_length, outer_dims 3x4, state_buffers, circular_buffers 2x4"),
+    "signal_overlap_add.TFLMSignalOverlapAddParams": (
+        32, 8, "frame_size..n_frames 4x4, type 4 (enum), hole 4, state_buffers 8",
+        24, 4, "frame_size..n_frames 4x4, type 4, state_buffers 4"),
+    "circular_buffer.CircularBuffer": (
+        40, 8, "capacity, read, write 3x8 (size_t), empty, buffer_size 2x4, buffer 8",
+        24, 4, "capacity, read, write 3x4 (size_t), empty, buffer_size 2x4, buffer 4"),
 }
 
 

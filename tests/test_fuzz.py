@@ -10,8 +10,7 @@ from tests.fuzzing import MUTATIONS, mutate, run_one
 from tests.helpers import DATA
 
 RUNS_PER_KIND = int(os.environ.get("MICRO_RUNTIME_FUZZ_RUNS", "40"))
-MODELS = sorted(p for p in glob.glob(os.path.join(DATA, "*.tflite"))
-                if "audio_preprocessor" not in p)
+MODELS = sorted(glob.glob(os.path.join(DATA, "*.tflite")))
 
 
 @pytest.mark.parametrize("kind", MUTATIONS)

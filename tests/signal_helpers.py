@@ -1,0 +1,89 @@
+"""Helpers for the signal-library custom op tests (TFLM's SignalWindow, SignalRfft, ...):
+seeded input generators with edge values, flexbuffer options, and a differential run
+over several invokes that may compare only part of an output (SignalEnergy leaves the
+bins outside its range untouched, i.e. undefined)."""
+from __future__ import annotations
+
+import io
+from typing import Dict, List, Optional, Sequence
+
+import flatbuffers.flexbuffers as flex
+import numpy as np
+from hypothesis import strategies as st
+
+from micro_runtime import MicroInterpreter
+from tests.helpers import assert_bit_exact
+
+
+def options(**values) -> bytes:
+    """Custom options as the TF signal ops write them: a flexbuffer map."""
+    return flex.Dumps(values)
+
+
+def rng_of(draw) -> np.random.Generator:
+    return np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+
+def int_array(rng, shape, dtype, edge_fraction: float = 0.1) -> np.ndarray:
+    """Full-range integers with some elements set to the type's extremes and zero, and a
+    random magnitude (bit length) per element so small and large values both occur."""
+    info = np.iinfo(dtype)
+    bits = info.bits - (1 if info.min < 0 else 0)
+    n = int(np.prod(shape, dtype=np.int64))
+    length = rng.integers(0, bits + 1, size=n).astype(np.uint64)
+    raw = rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+    mag = np.where(length == 0, np.uint64(0), raw >> (np.uint64(64) - np.maximum(length, np.uint64(1))))
+    if info.min < 0:
+        vals = mag.astype(np.int64)
+        vals = np.where(rng.integers(0, 2, size=n) == 1, -vals - 1, vals)
+        out = vals.astype(dtype)
+    else:
+        out = mag.astype(dtype)
+    edge = rng.random(n) < edge_fraction
+    if edge.any():
+        choices = np.array([info.min, info.max, 0], dtype=dtype)
+        out[edge] = choices[rng.integers(0, 3, size=int(edge.sum()))]
+    return out.reshape(shape)
+
+
+def compare_invokes(oracle, model: bytes, runs: List[Sequence[np.ndarray]],
+                    arena_size: int = 1 << 20, reset_between: bool = False, context: str = "",
+                    output_slices: Optional[Dict[int, slice]] = None):
+    """Invoke ours and TFLM once per entry of ``runs`` (state carried over, or reset after
+    every invoke); every invoke's outputs (``output_slices`` restricts an output to a
+    slice) and the allocation reports must be identical."""
+    theirs = oracle.run(model, arena_size=arena_size, runs=runs, reset_between=reset_between)
+    assert theirs.ok, f"{context}: TFLM failed ({theirs.stage}): {theirs.error} crashed={theirs.crashed}"
+    assert len(theirs.invokes) == len(runs)
+    it = MicroInterpreter(model, arena_size=arena_size, target="host64", recording=True,
+                          error_reporter=lambda m: None)
+    it.allocate_tensors()
+    slices = output_slices or {}
+    ours_all = []
+    for k, inputs in enumerate(runs):
+        for i, x in enumerate(inputs):
+            it.set_input(np.asarray(x), i)
+        it.invoke()
+        ours = [np.array(it.output(i)) for i in range(it.outputs_size)]
+        mine = [o[slices[i]] if i in slices else o for i, o in enumerate(ours)]
+        ref = [np.asarray(o)[slices[i]] if i in slices else o for i, o in enumerate(theirs.invokes[k])]
+        assert_bit_exact(mine, ref, f"{context} invoke {k}")
+        ours_all.append(ours)
+        if reset_between:
+            it.reset()
+    buf = io.StringIO()
+    it.print_allocations(buf)
+    lines = buf.getvalue().splitlines()
+    assert lines == theirs.lines, (f"{context}: allocation report differs\nours:\n" + "\n".join(lines)
+                                   + "\nTFLM:\n" + "\n".join(theirs.lines))
+    return ours_all
+
+
+def mcu32_runs(model: bytes, runs: List[Sequence[np.ndarray]]) -> None:
+    """The model also allocates and runs on the 32-bit profile."""
+    it = MicroInterpreter(model, arena_size=1 << 20, target="mcu32", error_reporter=lambda m: None)
+    it.allocate_tensors()
+    for inputs in runs:
+        for i, x in enumerate(inputs):
+            it.set_input(np.asarray(x), i)
+        it.invoke()
