@@ -1,7 +1,7 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
-Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``optimize``, ``drift``, ``bench``
-(see ``--help`` of each). Every one takes ``--target`` (default ``mcu32``) and
+Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``optimize``, ``drift``, ``bench``,
+``ops`` (see ``--help`` of each). Every one takes ``--target`` (default ``mcu32``) and
 ``--json``; every output names its target.
 Errors are one line on stderr and a non-zero exit status: 1 for a bad model, input or
 arena, 2 for bad command-line usage.
@@ -223,6 +223,38 @@ def cmd_drift(args) -> int:
 
 
 # --------------------------------------------------------------------- bench
+# ----------------------------------------------------------------------- ops
+def cmd_ops(args) -> int:
+    """The operators micro-runtime runs; with a model, each of its operators (count of
+    uses) and whether a kernel exists."""
+    from .op_resolver import default_op_resolver
+    from .schema import op_name
+    resolver = default_op_resolver()
+    if args.model is None:
+        data = {"builtin": resolver.builtin_names, "custom": resolver.custom_names}
+        text = [f"{len(data['builtin'])} builtin operators:", "  " + ", ".join(data["builtin"]),
+                f"{len(data['custom'])} custom operators:", "  " + ", ".join(data["custom"])]
+        _emit(args, data, text)
+        return 0
+    model = _load(args.model)
+    uses: dict = {}
+    for sg in model.subgraphs:
+        for op in sg.operators:
+            name = op_name(op.builtin_code, op.custom_code)
+            entry = uses.setdefault(name, {"op": name, "count": 0, "supported":
+                                           resolver.find(op.builtin_code, op.custom_code) is not None})
+            entry["count"] += 1
+    ops = list(uses.values())
+    missing = [o["op"] for o in ops if not o["supported"]]
+    data = {"model": os.path.basename(args.model), "operators": ops, "missing": missing}
+    text = [f"{data['model']}: {sum(o['count'] for o in ops)} operators, {len(ops)} kinds"]
+    text += [f"  {o['op']:<40}{o['count']:>5}  {'ok' if o['supported'] else 'NOT SUPPORTED'}"
+             for o in ops]
+    text.append("all supported" if not missing else f"missing: {', '.join(missing)}")
+    _emit(args, data, text)
+    return 0 if not missing else 1
+
+
 def cmd_bench(args) -> int:
     from .bench import format_bench, run_benchmark
     from .model import load_model
@@ -309,6 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run with the float delegate (default none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("ops", help="the operators micro-runtime supports, or those a model uses "
+                                   "and whether each is supported")
+    p.add_argument("model", nargs="?", help="a .tflite model (optional)")
+    p.add_argument("--target", default=DEFAULT_TARGET, choices=sorted(TARGETS),
+                   help="accepted for uniformity: operator support does not depend on it")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_ops)
     return parser
 
 

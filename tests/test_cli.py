@@ -128,3 +128,33 @@ def test_optimize_writes_a_smaller_plan(capsys, tmp_path):
     data = json.loads(out)
     assert code == 0 and out_path.exists()
     assert data["optimized_head_bytes"] == 55296 and data["original_head_bytes"] == 73728
+
+
+def test_ops_lists_every_registered_kernel(capsys):
+    import kernels
+    from kernels.base import CUSTOM_KERNELS
+    code, out, _ = run(capsys, "ops", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["builtin"] == sorted(kernels.BUILTIN_KERNELS)
+    assert data["custom"] == sorted(CUSTOM_KERNELS)
+    assert "CONV_2D" in data["builtin"] and "SignalRfft" in data["custom"]
+
+
+def test_ops_of_a_model_counts_uses_and_names_the_missing(capsys, tmp_path):
+    code, out, _ = run(capsys, "ops", model_path("person_detect"), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["missing"] == []
+    counts = {o["op"]: o["count"] for o in data["operators"]}
+    assert counts == {"DEPTHWISE_CONV_2D": 14, "CONV_2D": 14, "AVERAGE_POOL_2D": 1,
+                      "RESHAPE": 1, "SOFTMAX": 1}
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32")
+    g.add_operator("CUSTOM", [x], [y], custom_code="NoSuchOp")
+    g.inputs, g.outputs = [x], [y]
+    path = tmp_path / "custom.tflite"
+    path.write_bytes(b.build())
+    code, out, _ = run(capsys, "ops", str(path))
+    assert code == 1 and "NoSuchOp" in out and "NOT SUPPORTED" in out
