@@ -152,7 +152,7 @@ def test_ops_of_a_model_counts_uses_and_names_the_missing(capsys, tmp_path):
     g = b.subgraph()
     x = g.add_tensor("x", (4,), "FLOAT32")
     y = g.add_tensor("y", (4,), "FLOAT32")
-    g.add_operator("CUSTOM", [x], [y], custom_code="NoSuchOp")
+    g.add_operator("NoSuchOp", [x], [y], custom_options=b"")
     g.inputs, g.outputs = [x], [y]
     path = tmp_path / "custom.tflite"
     path.write_bytes(b.build())
