@@ -73,7 +73,9 @@ def build_allocation_info(model, subgraph_tensors: Sequence[Sequence], scratch_r
                         f"size: {subgraph_tensors[s][t].nbytes}")
         for i, tensor in enumerate(subgraph_tensors[s]):
             info = AllocationInfo("tensor", s, i, tensor.nbytes)
-            info.needs_allocating = (not tensor.is_constant and not tensor.is_variable
+            # a kernel may have given the tensor memory in prepare (VAR_HANDLE's output)
+            has_data = tensor.is_constant or getattr(tensor, "data", None) is not None
+            info.needs_allocating = (not has_data and not tensor.is_variable
                                      and tensor.nbytes != 0 and tensor.spec.planned)
             if offline_offsets is not None:
                 info.offline_offset = int(offline_offsets[offline_index])

@@ -4,7 +4,9 @@ allocate_tensors() time, and the greedy planner's cost as buffers grow.
     python benchmarks/bench_invoke.py [--runs 50] [--warmup 5] [--models a,b,...]
 
 TFLM is timed in a worker process (the package's Interpreter.invoke()); ours in this
-process (MicroInterpreter.invoke()). Medians of `--runs` runs after `--warmup` runs.
+process (MicroInterpreter.invoke()): medians of `--runs` runs each, split into `--rounds`
+alternating rounds (TFLM, then ours, each after `--warmup` untimed runs) so that both are
+timed under the same machine load.
 Targets (issue 6) are marked; the exit status is 1 when one is missed.
 """
 import argparse
@@ -45,10 +47,11 @@ def inputs_for(model, seed=0):
     return out
 
 
-def time_ours(raw, inputs, warmup, runs, setups=5):
-    """(model load ms, allocate_tensors() ms, invoke seconds per run). Load = parsing and
-    checking the flatbuffer plus building the interpreter; allocate = allocate_tensors()
-    alone (TFLM's AllocateTensors). Each a median of ``setups`` fresh interpreters."""
+def setup_ours(raw, inputs, setups=5):
+    """(model load seconds, allocate_tensors() seconds, a ready interpreter). Load =
+    parsing and checking the flatbuffer plus building the interpreter; allocate =
+    allocate_tensors() alone (TFLM's AllocateTensors). Each a median of ``setups``
+    fresh interpreters."""
     loads, allocs = [], []
     for _ in range(setups):
         t0 = time.perf_counter()
@@ -60,6 +63,10 @@ def time_ours(raw, inputs, warmup, runs, setups=5):
         allocs.append(t2 - t1)
     for i, x in enumerate(inputs):
         it.set_input(x, i)
+    return statistics.median(loads), statistics.median(allocs), it
+
+
+def time_invokes(it, warmup, runs):
     for _ in range(warmup):
         it.invoke()
     times = []
@@ -67,7 +74,18 @@ def time_ours(raw, inputs, warmup, runs, setups=5):
         t = time.perf_counter()
         it.invoke()
         times.append(time.perf_counter() - t)
-    return statistics.median(loads), statistics.median(allocs), times
+    return times
+
+
+def interleaved_medians(oracle, raw, inputs, it, warmup, runs, rounds):
+    """Median invoke seconds of TFLM and of ours, timed in alternating rounds (TFLM's
+    batch, then ours, ``rounds`` times) so that both see the same machine conditions."""
+    per_round = max(1, runs // rounds)
+    theirs, ours = [], []
+    for _ in range(rounds):
+        theirs += oracle.time_invoke(raw, inputs, 1 << 21, warmup, per_round)
+        ours += time_invokes(it, warmup, per_round)
+    return statistics.median(theirs), statistics.median(ours)
 
 
 def planner_scaling():
@@ -87,7 +105,9 @@ def planner_scaling():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=5, help="untimed invokes before each round")
+    ap.add_argument("--rounds", type=int, default=10,
+                    help="alternating TFLM / ours rounds the runs are split into")
     ap.add_argument("--models", default=",".join(ZOO))
     args = ap.parse_args()
     oracle = Oracle()
@@ -98,9 +118,9 @@ def main():
         raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
         model = load_model(raw)
         inputs = inputs_for(model)
-        theirs = statistics.median(oracle.time_invoke(raw, inputs, 1 << 21, args.warmup, args.runs))
-        load, alloc, times = time_ours(raw, inputs, args.warmup, args.runs)
-        ours = statistics.median(times)
+        load, alloc, it = setup_ours(raw, inputs)
+        theirs, ours = interleaved_medians(oracle, raw, inputs, it, args.warmup, args.runs,
+                                           args.rounds)
         ratio = ours / theirs
         target = TARGETS.get(name)
         mark = "" if target is None else (f"<={target}" + ("" if ratio <= target else " MISS"))

@@ -8,7 +8,7 @@ import pkgutil
 from .base import BUILTIN_KERNELS, Kernel, register
 
 _HELPERS = {"base", "quantization", "broadcast", "padding", "lut", "matmul", "tensor_utils",
-            "resource_variables"}
+            "resource_variables", "glibc_float", "float_ops"}
 
 for _info in pkgutil.iter_modules(__path__):
     if _info.name not in _HELPERS and not _info.name.startswith("_"):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .padding import SAME, VALID, compute_padding_height_width, padding_mode, window_view
-from .quantization import (activation_bounds_float32, activation_range_quantized, clamp_float32,
+from .quantization import (activation_bounds_float32, clip_into, activation_range_quantized, clamp_float32,
                            wrap_int32)
 from .tensor_utils import FLOAT32, INT8, INT16, type_name
 
@@ -162,8 +162,7 @@ class AveragePool2D(_Pool):
         rounded += data.count // 2
         rounded //= data.count
         rounded *= np.sign(acc)
-        np.maximum(rounded, data.act_min, out=rounded)
-        np.minimum(rounded, data.act_max, out=rounded)
+        clip_into(rounded, data.act_min, data.act_max, out=rounded)
         np.copyto(y, rounded, casting="unsafe")
 
 
@@ -185,6 +184,5 @@ class MaxPool2D(_Pool):
             np.copyto(y, clamp_float32(best, data.act_min_f, data.act_max_f))
             return
         best = _windows(x, data, _LOWEST[x.dtype]).max(axis=(3, 4))
-        np.maximum(best, data.act_min, out=best)
-        np.minimum(best, data.act_max, out=best)
+        clip_into(best, data.act_min, data.act_max, out=best)
         np.copyto(y, best, casting="unsafe")

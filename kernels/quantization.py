@@ -17,6 +17,7 @@ holding int32 values unless stated otherwise.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Tuple, Union
 
 import numpy as np
@@ -265,6 +266,30 @@ def quantized_convolution_multiplier(input_scale: float, filter_scale: float, ou
     return product / float(output_scale)
 
 
+_WORK = threading.local()
+
+try:  # numpy's clip ufunc: one pass, without np.clip's Python-level wrapper
+    clip_into = np._core.umath.clip
+except AttributeError:  # numpy < 2
+    clip_into = np.core.umath.clip
+
+
+def work_buffer(role: str, shape: Tuple[int, int], dtype, transposed: bool = False) -> np.ndarray:
+    """A reusable host-side scratch array of ``shape`` (``transposed``: laid out as the
+    transpose of ``shape``, to match a transposed operand), one growing buffer per
+    ``role`` and dtype and per thread. Large numpy temporaries are fresh memory mappings
+    whose page faults can cost more than the arithmetic; reusing one buffer avoids them.
+    The contents are valid until the next call with the same role in the same thread."""
+    pool = _WORK.__dict__.setdefault("pool", {})
+    count = int(shape[0]) * int(shape[1])
+    key = (role, np.dtype(dtype).str)
+    buf = pool.get(key)
+    if buf is None or buf.size < count:
+        buf = pool[key] = np.empty(max(count, 4096), dtype)
+    flat = buf[:count]
+    return flat.reshape(shape[::-1]).T if transposed else flat.reshape(shape)
+
+
 class ChannelRequantizer:
     """The output stage of TFLM's per-channel integer kernels (conv, depthwise conv,
     transpose conv, ...) for a fixed multiplier / shift / bias per channel, on arrays with
@@ -381,20 +406,27 @@ class ChannelRequantizer:
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
         integral float dtype, any layout of the other axes). Returns the clamped values as int64
-        (or float64 holding integers, when the float64 form is exact), shape (C, N)."""
+        (or float64 holding integers, when the float64 form is exact), shape (C, N); the
+        float64 result is a reused work buffer (see :func:`work_buffer`): consume it before
+        the next call."""
         acc = np.asarray(acc)
         channels = acc.shape[0]
         if self.float64 is not None and not self.int64_accum:
             k, c, d, threshold, any_fix = self.float64
             x = acc.reshape(channels, -1)
-            t = np.multiply(x, k, dtype=np.float64)
+            transposed = x.ndim == 2 and x.strides[0] < x.strides[1]
+            t = work_buffer("requant", x.shape, np.float64, transposed)
+            np.multiply(x, k, out=t)
             t += c
             if any_fix:
                 # (a masked subtract, ``where=``, is several times slower in numpy)
-                t -= np.less(x, threshold) * d
+                mask = work_buffer("requant-mask", x.shape, np.bool_, transposed)
+                fix = work_buffer("requant-fix", x.shape, np.float64, transposed)
+                np.less(x, threshold, out=mask)
+                np.multiply(mask, d, out=fix)
+                t -= fix
             np.floor(t, out=t)
-            np.maximum(t, self.act_min, out=t)
-            np.minimum(t, self.act_max, out=t)
+            clip_into(t, self.act_min, self.act_max, out=t)
             return t
         if self.int64_accum:
             p = np.array(acc, dtype=np.int64).reshape(channels, -1)
@@ -424,8 +456,7 @@ class ChannelRequantizer:
             p >>= self.shift
         if self.offset:
             p += self.offset
-        np.maximum(p, self.act_min, out=p)
-        np.minimum(p, self.act_max, out=p)
+        clip_into(p, self.act_min, self.act_max, out=p)
         return p
 
 
@@ -672,3 +703,98 @@ def count_leading_sign_bits_int32(x: ArrayLike) -> np.ndarray:
     """CountLeadingSignBits of int32 values (31 for 0 and -1, 0 for INT32_MIN)."""
     x = np.asarray(x, dtype=np.int64)
     return count_leading_zeros_u32(x ^ (x >> 63)) - 1
+
+
+# ------------------------------------ inverse square root and log (L2 norm, RSQRT, LOG_SOFTMAX)
+def get_inv_sqrt_quantized_multiplier_exp(x: ArrayLike, reverse_shift: int) -> Tuple[np.ndarray, np.ndarray]:
+    """TFLM's GetInvSqrtQuantizedMultiplierExp, element-wise: (multiplier, shift) with
+    1/sqrt(x) ~= multiplier * 2^(shift - 31) for reverse_shift = -1 (kReverseShift).
+    x <= 1 gives (INT32_MAX, 0); otherwise x is brought into [2^27, 2^29) by steps of
+    4, and five Newton-Raphson steps in Q3.28 give the inverse square root."""
+    x = np.asarray(x, dtype=np.int64)
+    small = x <= 1
+    v = np.where(small, 1 << 28, x)
+    shift = np.full(v.shape, 11, dtype=np.int64)
+    while True:                         # at most 2 steps for int32 inputs
+        big = v >= (1 << 29)
+        if not big.any():
+            break
+        v = np.where(big, v // 4, v)
+        shift += big
+    pairs = (count_leading_zeros_u32(v) - 1) // 2 - 1
+    shift -= pairs
+    v = v << (2 * pairs)
+    srdhm = saturating_rounding_doubling_high_mul
+    fp_input = v >> 1
+    half_input = rounding_divide_by_pot(fp_input, 1)
+    half_three = (1 << 28) + (1 << 27)
+    est = np.full(v.shape, 1 << 28, dtype=np.int64)        # F3 one
+    for _ in range(5):
+        x3 = saturating_rounding_multiply_by_pot(srdhm(srdhm(est, est), est), 6)
+        est = saturating_rounding_multiply_by_pot(
+            wrap_int32(srdhm(half_three, est) - srdhm(half_input, x3)), 3)
+    est = srdhm(est, 1518500250)
+    negative = shift < 0
+    est = np.where(negative, wrap_int32(est << np.where(negative, -shift, 0)), est)
+    shift = np.where(negative, 0, shift)
+    est = np.where(small, INT32_MAX, est)
+    shift = np.where(small, 0, shift)
+    return est, shift * reverse_shift
+
+
+def _srmpot_param(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
+    """SaturatingRoundingMultiplyByPOTParam for exponents >= 0 (element-wise exponents)."""
+    x = np.asarray(x, dtype=np.int64)
+    e = np.asarray(exponent, dtype=np.int64)
+    threshold = (np.int64(1) << (31 - e)) - 1
+    shifted = wrap_int32(x << e)
+    out = np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, shifted))
+    return np.where(e == 0, x, out)
+
+
+def log_x_for_x_greater_than_or_equal_to_1(x: ArrayLike, output_integer_bits: int,
+                                           input_integer_bits: int) -> np.ndarray:
+    """TFLM's log_x_for_x_greater_than_or_equal_to_1<output_integer_bits,
+    input_integer_bits> on raw int32 fixed-point values: returns raw
+    FixedPoint<int32, output_integer_bits> values."""
+    srdhm = saturating_rounding_doubling_high_mul
+    x = np.asarray(x, dtype=np.int64)
+    accum_bits = output_integer_bits + 1
+    log_2, sqrt_sqrt_half, sqrt_half, one_quarter = 1488522236, 1805811301, 1518500250, 536870912
+    alpha_n, alpha_d, alpha_i, alpha_f = 117049297, 127690142, 1057819769, 638450708
+    shifted_quarter = saturating_rounding_multiply_by_pot(one_quarter, -accum_bits)
+    z_a = x
+    z_a_headroom_plus_1 = count_leading_zeros_u32(z_a)
+    r_a_tmp = _srmpot_param(z_a, z_a_headroom_plus_1 - 1)
+    r_a_raw = _srmpot_param(srdhm(r_a_tmp, sqrt_half), 1)
+    z_a_pow_2_adj = np.clip(_srmpot_param(input_integer_bits - z_a_headroom_plus_1, 31 - accum_bits)
+                            + shifted_quarter, INT32_MIN, INT32_MAX)
+    z_b = srdhm(z_a, sqrt_half)
+    z_b_headroom = count_leading_zeros_u32(z_b) - 1
+    r_b_raw = _srmpot_param(z_a, z_b_headroom)
+    z_b_pow_2_adj = np.clip(_srmpot_param(input_integer_bits - z_b_headroom, 31 - accum_bits)
+                            - shifted_quarter, INT32_MIN, INT32_MAX)
+    r = np.minimum(r_a_raw, r_b_raw)
+    z_pow_2_adj = np.maximum(z_a_pow_2_adj, z_b_pow_2_adj)
+    p = rounding_half_sum(r, sqrt_sqrt_half)
+    q = wrap_int32(r - sqrt_sqrt_half)
+    q = wrap_int32(q + q)
+    common_sq = srdhm(q, q)
+    num = wrap_int32(srdhm(q, r) + srdhm(srdhm(q, common_sq), alpha_n))
+    denom_minus_one = wrap_int32(
+        srdhm(p, wrap_int32(wrap_int32(alpha_i + q) + srdhm(alpha_d, common_sq))) + srdhm(alpha_f, q))
+    recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one)
+    num_scaled = saturating_rounding_multiply_by_pot(num, -accum_bits)
+    total = wrap_int32(srdhm(z_pow_2_adj, log_2) + srdhm(num_scaled, recip_denom))
+    return saturating_rounding_multiply_by_pot(total, accum_bits - output_integer_bits)
+
+
+def preprocess_log_softmax_scaling_exp(beta: float, input_scale: float,
+                                       input_integer_bits: int) -> Tuple[int, int, int, int]:
+    """TFLM's PreprocessLogSoftmaxScalingExp: (input multiplier, input left shift,
+    reverse scaling divisor, reverse scaling left shift)."""
+    real = min(beta * input_scale * float(1 << (31 - input_integer_bits)), float((1 << 31) - 1))
+    multiplier, left_shift = quantize_multiplier_greater_than_one(real)
+    reverse = float(1 << (31 - left_shift)) / float(multiplier)
+    divisor, reverse_shift = quantize_multiplier_smaller_than_one_exp(reverse)
+    return multiplier, left_shift, divisor, reverse_shift

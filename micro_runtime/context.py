@@ -19,6 +19,9 @@ from .errors import InterpreterStateError, KernelError
 
 INIT, PREPARE, PLANNING, INVOKE = "init", "prepare", "memory planning", "invoke"
 
+#: WHILE loops longer than this fail (TFLM would run them forever if they never end).
+DEFAULT_MAX_WHILE_ITERATIONS = 1 << 20
+
 
 class KernelContext:
     def __init__(self, interpreter):
@@ -135,3 +138,25 @@ class KernelContext:
     @property
     def resource_variables(self):
         return self._interpreter.resource_variables
+
+    # ------------------------------------------------- other subgraphs (control flow)
+    @property
+    def num_subgraphs(self) -> int:
+        return len(self.model.subgraphs)
+
+    def subgraph_inputs(self, index: int) -> list:
+        """The run-time tensors of subgraph ``index``'s inputs, in order."""
+        tensors = self._interpreter.subgraphs[index].tensors
+        return [tensors[t] for t in self.model.subgraphs[index].inputs]
+
+    def subgraph_outputs(self, index: int) -> list:
+        """The run-time tensors of subgraph ``index``'s outputs, in order."""
+        tensors = self._interpreter.subgraphs[index].tensors
+        return [tensors[t] for t in self.model.subgraphs[index].outputs]
+
+    @property
+    def max_while_iterations(self):
+        """Iterations after which WHILE gives up: the interpreter's
+        ``max_while_iterations`` attribute when set (None = no limit, as TFLM), else
+        :data:`DEFAULT_MAX_WHILE_ITERATIONS`."""
+        return getattr(self._interpreter, "max_while_iterations", DEFAULT_MAX_WHILE_ITERATIONS)

@@ -415,6 +415,18 @@ def rule_shape(s: OpShapes) -> List[Shape]:
     return [(len(s.shape(0)),)]
 
 
+def rule_broadcast_to(s: OpShapes) -> List[Shape]:
+    target = tuple(int(d) for d in s.const(1, "shape tensor").reshape(-1))
+    x = s.shape(0)
+    if len(x) > len(target) or any(d != 1 and d != t for d, t in zip(x, target[len(target) - len(x):])):
+        raise ShapeRuleError(f"input shape {x} does not broadcast to {target}")
+    return [target]
+
+
+def rule_broadcast_args(s: OpShapes) -> List[Shape]:
+    return [(max(_prod(s.shape(0)), _prod(s.shape(1))),)]
+
+
 def rule_resize(s: OpShapes) -> List[Shape]:
     x = s.shape(0)
     _need_rank(x, 4, "input")
@@ -471,6 +483,7 @@ RULES: Dict[str, Callable[[OpShapes], List[Shape]]] = {
     "SPLIT": rule_split, "SPLIT_V": rule_split_v, "PACK": rule_pack, "UNPACK": rule_unpack,
     "BATCH_MATMUL": rule_batch_matmul, "GATHER": rule_gather,
     "ARG_MAX": rule_arg, "ARG_MIN": rule_arg, "SHAPE": rule_shape,
+    "BROADCAST_TO": rule_broadcast_to, "BROADCAST_ARGS": rule_broadcast_args,
     "RESIZE_BILINEAR": rule_resize, "RESIZE_NEAREST_NEIGHBOR": rule_resize,
     "SPACE_TO_DEPTH": rule_space_to_depth, "DEPTH_TO_SPACE": rule_depth_to_space,
 }

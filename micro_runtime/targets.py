@@ -191,7 +191,7 @@ _TABLE: Dict[str, tuple] = {
     "log_softmax.LogSoftmaxOpData": (40, 8, "input_multiplier..diff_min 5x4, hole 4, outer_size..depth 2x8 (size_t)",
                                      28, 4, "input_multiplier..diff_min 5x4, outer_size..depth 2x4 (size_t)"),
     "add_n.OpData": (40, 4, "output_activation_min..scratch_index 10x4"),
-    "comparisons.OpData": (32, 4, "ComparisonParams {is_broadcast 1, hole 3, input1_offset..input2_shift 7x4} 32"),
+    "comparisons.OpData": (32, 4, "ComparisonParams {left_shift..input2_shift 7x4, is_broadcast 1, pad 3} 32"),
     "cumsum.OpData": (36, 4, "output_activation_min..left_shift 9x4"),
     "if.OpData": (8, 4, "then_subgraph_index, else_subgraph_index 2x4"),
     "while.OpData": (8, 4, "cond_subgraph_index, body_subgraph_index 2x4"),

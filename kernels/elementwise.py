@@ -1,0 +1,215 @@
+"""The element-wise math kernels of TFLM's elementwise.cc: ABS, RSQRT, SIN, COS, LOG,
+SQRT and SQUARE.
+
+* SIN, COS, LOG, SQRT, SQUARE: float32 only, no OpData. The C library's ``sinf`` /
+  ``cosf`` / ``logf`` (glibc, :mod:`kernels.glibc_float`), ``sqrtf`` (IEEE, exact) and a
+  float32 ``x * x``.
+* ABS (OpDataAbsRsqrt): float32 ``fabsf``; int8 (and int16 with quantization, zero
+  points 0): |x - input zero point| requantised by input scale / output scale (float32
+  quotient, QuantizeMultiplier) when the scales differ, plus the output zero point,
+  clamped; int16 without quantization: a plain ``std::abs`` (so -32768 stays -32768).
+* RSQRT (OpDataAbsRsqrt): float32 ``1.f / sqrtf(x)``; int8: x - input zero point must
+  be >= 0 (Eval fails otherwise), 0 gives 127, else TFLM's fixed-point inverse square
+  root (GetInvSqrtQuantizedMultiplierExp) taken to 2^20 and requantised by
+  1 / (sqrtf(input scale) * output scale).
+
+The int8 paths evaluate their exact integer function once on all 256 inputs in Prepare
+(a host-side table) and index it in Invoke.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .glibc_float import cosf, logf, sinf
+from .lut import apply_int8_table, int8_table
+from .quantization import (get_inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
+                           quantize_multiplier)
+from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+
+_F32 = np.float32
+
+
+def _check_unary(ctx, node, supported):
+    """TFLM's GenericPrepare / PrepareAbsRsqrt checks: one input and one output of the
+    same supported type (and, since Eval walks the input's elements, as many output
+    elements). Returns the (unreleased) temp tensors."""
+    if len(node.inputs) != 1 or len(node.outputs) != 1:
+        raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+    inp = ctx.required_input(node, 0, "the input tensor")
+    out = ctx.required_output(node, 0, "the output tensor")
+    if inp.type != out.type:
+        raise ctx.error(f"input type {type_name(inp.type)} and output type {type_name(out.type)} differ")
+    if inp.type not in supported:
+        raise ctx.error(f"Input data type {type_name(inp.type)} ({inp.type}) is not supported.")
+    if flat_size(inp.shape) != flat_size(out.shape):
+        raise ctx.error(f"output shape {tuple(out.shape)} does not match input shape {tuple(inp.shape)}")
+    return inp, out
+
+
+class _FloatUnary(Kernel):
+    """A float32-only element-wise kernel with no OpData (GenericPrepare)."""
+    fn = None
+
+    def prepare(self, ctx, node):
+        inp, out = _check_unary(ctx, node, (FLOAT32,))
+        ctx.release(inp, out)
+
+    def invoke(self, ctx, node):
+        x = node.input_arrays[0]
+        y = node.output_arrays[0]
+        with np.errstate(all="ignore"):
+            result = type(self).fn(np.asarray(x, dtype=_F32))
+        np.copyto(y, np.asarray(result, dtype=_F32).reshape(y.shape))
+
+
+@register
+class Sin(_FloatUnary):
+    op = "SIN"
+    fn = staticmethod(sinf)
+
+
+@register
+class Cos(_FloatUnary):
+    op = "COS"
+    fn = staticmethod(cosf)
+
+
+@register
+class Log(_FloatUnary):
+    op = "LOG"
+    fn = staticmethod(logf)
+
+
+@register
+class Sqrt(_FloatUnary):
+    op = "SQRT"
+    fn = staticmethod(np.sqrt)
+
+
+@register
+class Square(_FloatUnary):
+    op = "SQUARE"
+    fn = staticmethod(lambda x: x * x)
+
+
+class OpDataAbsRsqrt:
+    """TFLM's OpDataAbsRsqrt, plus the host-side int8 table."""
+    multiplier = 0
+    shift = 0
+    input_offset = 0
+    output_offset = 0
+    needs_rescale = False
+    quantized = False       # input_quantization_type != kTfLiteNoQuantization
+    input_type = None
+    table = None
+
+
+def _check_shift(ctx, shift: int, what: str):
+    if not -31 <= shift <= 30:
+        raise ctx.error(f"{what} needs a shift of {shift}, outside TFLM's range [-31, 30]")
+
+
+class _AbsRsqrt(Kernel):
+    supported = ()
+    is_abs = False
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("elementwise.OpDataAbsRsqrt"))
+        return OpDataAbsRsqrt()
+
+    def prepare(self, ctx, node):
+        data = node.user_data
+        inp, out = _check_unary(ctx, node, self.supported)
+        data.input_type = inp.type
+        data.quantized = inp.quantization is not None
+        if inp.type == INT8 or (inp.type == INT16 and data.quantized):
+            if inp.quantization is None or out.quantization is None:
+                raise ctx.error(f"{type_name(inp.type)} input and output need affine quantization")
+            data.input_offset = inp.zero_point
+            data.output_offset = out.zero_point
+            if inp.type == INT16 and (data.input_offset != 0 or data.output_offset != 0):
+                raise ctx.error("int16 zero points must be 0, got "
+                                f"{data.input_offset} and {data.output_offset}")
+            in_scale, out_scale = _F32(inp.scale), _F32(out.scale)
+            data.needs_rescale = bool(in_scale != out_scale)
+            self._quantized_prepare(ctx, data, in_scale, out_scale)
+        ctx.release(inp, out)
+
+
+@register
+class Abs(_AbsRsqrt):
+    op = "ABS"
+    supported = (FLOAT32, INT8, INT16)
+
+    def _quantized_prepare(self, ctx, data, in_scale, out_scale):
+        if data.needs_rescale:
+            with np.errstate(all="ignore"):
+                ratio = float(in_scale / out_scale)
+            if not np.isfinite(ratio):
+                raise ctx.error(f"input scale / output scale ({in_scale} / {out_scale}) is not finite")
+            data.multiplier, data.shift = quantize_multiplier(ratio)
+            _check_shift(ctx, data.shift, "the input / output scale ratio")
+        if data.input_type == INT8:
+            data.table = int8_table(lambda v: self._abs_quantized(v, data, -128, 127))
+
+    @staticmethod
+    def _abs_quantized(x, data, lo, hi):
+        value = np.abs(x.astype(np.int64) - data.input_offset)
+        if data.needs_rescale:
+            value = multiply_by_quantized_multiplier(value, data.multiplier, data.shift)
+        return np.clip(value + data.output_offset, lo, hi)
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[0]
+        y = node.output_arrays[0]
+        if data.input_type == FLOAT32:
+            result = np.abs(x)
+        elif data.input_type == INT8:
+            result = apply_int8_table(data.table, x)
+        elif not data.quantized:
+            result = np.abs(x)                          # int16 wraps: |-32768| = -32768
+        else:
+            result = self._abs_quantized(x, data, -32768, 32767)
+        np.copyto(y, result.reshape(y.shape).astype(y.dtype))
+
+
+_RSQRT_SHIFT = 20
+
+
+@register
+class Rsqrt(_AbsRsqrt):
+    op = "RSQRT"
+    supported = (FLOAT32, INT8)
+
+    def _quantized_prepare(self, ctx, data, in_scale, out_scale):
+        with np.errstate(all="ignore"):
+            product = float(np.sqrt(in_scale) * out_scale)
+        if not (np.isfinite(product) and product > 0.0):
+            raise ctx.error(f"sqrt(input scale) * output scale ({in_scale}, {out_scale}) must be positive")
+        data.multiplier, data.shift = quantize_multiplier(1.0 / product)
+        _check_shift(ctx, data.shift - _RSQRT_SHIFT, "1 / (sqrt(input scale) * output scale)")
+        data.table = int8_table(lambda v: self._rsqrt_quantized(v, data))
+
+    @staticmethod
+    def _rsqrt_quantized(x, data):
+        value = x.astype(np.int64) - data.input_offset
+        inv_mult, inv_shift = get_inv_sqrt_quantized_multiplier_exp(np.maximum(value, 0), -1)
+        scaled = multiply_by_quantized_multiplier(np.ones_like(value), inv_mult, inv_shift + _RSQRT_SHIFT)
+        out = multiply_by_quantized_multiplier(scaled, data.multiplier, data.shift - _RSQRT_SHIFT)
+        out = np.clip(out + data.output_offset, -128, 127)
+        return np.where(value == 0, 127, out)
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        x = node.input_arrays[0]
+        y = node.output_arrays[0]
+        if data.input_type == FLOAT32:
+            with np.errstate(all="ignore"):
+                result = _F32(1.0) / np.sqrt(x)
+        else:
+            if x.size and int(x.min()) < data.input_offset:
+                raise ctx.error("Rsqrt is only defined for positive values")
+            result = apply_int8_table(data.table, x)
+        np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -1,0 +1,79 @@
+"""ELU: float32 and int8, as TFLM's kernel.
+
+* float32: x for x >= 0 (and NaN), glibc's ``expm1f(x)`` for x < 0.
+* int8: a 256-entry lookup table in the kernel's OpData (``int8_t table[256]``, the
+  whole persistent buffer), filled in Prepare with float32 arithmetic: dequantise
+  (input scale * (q - zero point)), ``expf(v) - 1`` for v < 0, times 1 / output scale,
+  ``std::round``, plus the output zero point, converted to int32 as x86 does (NaN and
+  out-of-range values become INT32_MIN, so they clamp to -128), clamped to int8.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Kernel, register
+from .libm_float import expf, expm1f
+from .lut import apply_int8_table
+from .quantization import round_half_away
+from .tensor_utils import FLOAT32, INT8, flat_size, type_name
+
+_F32 = np.float32
+
+
+def float_to_int32_x86(x: np.ndarray) -> np.ndarray:
+    """static_cast<int32_t>(float) as x86's cvttss2si: truncation; NaN and values
+    outside the int32 range give INT32_MIN. Returns int64."""
+    x = np.asarray(x, dtype=np.float64)
+    ok = np.isfinite(x) & (x > -2147483649.0) & (x < 2147483648.0)
+    return np.where(ok, np.trunc(np.where(ok, x, 0.0)), -2147483648.0).astype(np.int64)
+
+
+def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point) -> np.ndarray:
+    """TFLM's PopulateLookupTable<int8_t> with ELU's transform; indexed by the input byte."""
+    with np.errstate(all="ignore"):
+        inverse_scale = _F32(1.0) / _F32(output_scale)
+        q = np.arange(256, dtype=np.uint8).view(np.int8).astype(np.int64)
+        dequantized = _F32(input_scale) * (q - int(input_zero_point)).astype(_F32)
+        transformed = np.where(dequantized < _F32(0.0), expf(dequantized) - _F32(1.0), dequantized)
+        rescaled = round_half_away((transformed * inverse_scale).astype(_F32)).astype(_F32)
+        quantized = float_to_int32_x86(rescaled + _F32(int(output_zero_point)))
+    return np.clip(quantized, -128, 127).astype(np.int8)
+
+
+class OpData:
+    table = None
+
+
+@register
+class Elu(Kernel):
+    op = "ELU"
+
+    def init(self, ctx, node):
+        data = OpData()
+        data.table = ctx.persistent_array(np.int8, 256, nbytes=ctx.sizeof("elu.OpData"))
+        return data
+
+    def prepare(self, ctx, node):
+        if len(node.inputs) != 1 or len(node.outputs) != 1:
+            raise ctx.error(f"needs 1 input and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+        inp = ctx.required_input(node, 0, "the input tensor")
+        out = ctx.required_output(node, 0, "the output tensor")
+        if inp.type != out.type:
+            raise ctx.error(f"input type {type_name(inp.type)} and output type {type_name(out.type)} differ")
+        if inp.type not in (FLOAT32, INT8):
+            raise ctx.error(f"ELU only supports float32 and int8 currently, got {type_name(inp.type)}.")
+        if flat_size(inp.shape) != flat_size(out.shape):
+            raise ctx.error(f"output shape {tuple(out.shape)} does not match input shape {tuple(inp.shape)}")
+        if inp.type == INT8:
+            node.user_data.table[:] = elu_int8_table(inp.scale, inp.zero_point, out.scale, out.zero_point)
+        ctx.release(inp, out)
+
+    def invoke(self, ctx, node):
+        x = node.input_arrays[0]
+        y = node.output_arrays[0]
+        if x.dtype == np.int8:
+            result = apply_int8_table(node.user_data.table, x)
+        else:
+            with np.errstate(all="ignore"):
+                result = np.where(x < _F32(0.0), expm1f(x), x)
+        np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -1,0 +1,84 @@
+"""WHILE: runs the body subgraph as long as the condition subgraph says so, as TFLM.
+
+Init takes the OpData (two subgraph indices) from the tail. Prepare checks that the op
+has as many outputs as inputs, that both subgraphs take that many inputs and that the
+body gives that many outputs. Eval copies the op inputs into the condition's inputs and
+into the op outputs (the loop state), runs the condition, and while its first output is
+true: state -> body inputs, run the body, body outputs -> state, state -> condition
+inputs, run the condition.
+
+Refused where TFLM would read garbage: a condition subgraph whose first output is not
+a one-element BOOL tensor. A loop that runs more than ``ctx.max_while_iterations``
+times (default 2**20; set ``interpreter.max_while_iterations = None`` for no limit)
+fails instead of hanging.
+"""
+from __future__ import annotations
+
+from micro_runtime import schema
+
+from .base import Kernel, register
+from .subgraph_copy import (check_index, copy_from_subgraph_outputs, copy_tensor,
+                            copy_to_subgraph_inputs, op_inputs, op_outputs)
+from .tensor_utils import type_name
+
+
+class OpData:
+    def __init__(self):
+        self.cond_subgraph_index = 0
+        self.body_subgraph_index = 0
+
+
+@register
+class While(Kernel):
+    op = "WHILE"
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("while.OpData"))
+        return OpData()
+
+    def prepare(self, ctx, node):
+        data = node.user_data
+        cond = data.cond_subgraph_index = check_index(ctx, node, "cond_subgraph_index")
+        body = data.body_subgraph_index = check_index(ctx, node, "body_subgraph_index")
+        n_in, n_out = len(node.inputs), len(node.outputs)
+        cond_in = len(ctx.subgraph_inputs(cond))
+        body_in = len(ctx.subgraph_inputs(body))
+        body_out = len(ctx.subgraph_outputs(body))
+        if n_in != cond_in:
+            raise ctx.error(f"has {n_in} inputs but its condition subgraph {cond} takes {cond_in}")
+        if n_in != body_in:
+            raise ctx.error(f"has {n_in} inputs but its body subgraph {body} takes {body_in}")
+        if n_in != n_out:
+            raise ctx.error(f"has {n_in} inputs but {n_out} outputs (they must match)")
+        if n_out != body_out:
+            raise ctx.error(f"has {n_out} outputs but its body subgraph {body} gives {body_out}")
+        cond_outputs = ctx.subgraph_outputs(cond)
+        if not cond_outputs:
+            raise ctx.error(f"its condition subgraph {cond} has no output (TFLM would read "
+                            "past the outputs)")
+        flag = cond_outputs[0]
+        if flag.type != schema.TensorType.BOOL or flag.nbytes != 1:
+            raise ctx.error(f"the output of its condition subgraph {cond} must be a BOOL scalar, "
+                            f"not {type_name(flag.type)} of shape {tuple(flag.shape)}")
+
+    def invoke(self, ctx, node):
+        data = node.user_data
+        cond, body = data.cond_subgraph_index, data.body_subgraph_index
+        inputs, state = op_inputs(ctx, node), op_outputs(ctx, node)
+        copy_to_subgraph_inputs(ctx, inputs, cond, "input")
+        for k, (src, dst) in enumerate(zip(inputs, state)):
+            copy_tensor(ctx, dst, src, f"input {k} -> output {k}")
+        flag = ctx.subgraph_outputs(cond)[0]
+        limit = ctx.max_while_iterations
+        ctx.invoke_subgraph(cond)
+        iterations = 0
+        while bool(flag.data.reshape(-1)[0]):
+            if limit is not None and iterations >= limit:
+                raise ctx.error(f"the loop did not end after {iterations} iterations (the limit "
+                                "is the interpreter's max_while_iterations; TFLM would go on)")
+            iterations += 1
+            copy_to_subgraph_inputs(ctx, state, body, "output")
+            ctx.invoke_subgraph(body)
+            copy_from_subgraph_outputs(ctx, node, body)
+            copy_to_subgraph_inputs(ctx, state, cond, "output")
+            ctx.invoke_subgraph(cond)
