@@ -125,3 +125,20 @@ def msb64(x: np.ndarray) -> np.ndarray:
 
 def num_dims(t) -> int:
     return len(t.shape)
+
+
+def fft_tensors(ctx, node, params):
+    """The checks SignalRfft and SignalIrfft share in prepare: custom option T known, one
+    input and one output of the same rank, both of type T. Returns (input, output)."""
+    if params is None:
+        raise ctx.error("custom option T must be int16, int32 or float32")
+    if len(node.inputs) != 1 or len(node.outputs) != 1:
+        raise ctx.error("needs 1 input and 1 output")
+    inp = ctx.required_input(node, 0)
+    out = ctx.required_output(node, 0)
+    if len(inp.shape) != len(out.shape) or len(inp.shape) < 1:
+        raise ctx.error(f"input {inp.shape} and output {out.shape} must have the same rank")
+    if inp.type != params.fft_type or out.type != params.fft_type:
+        raise ctx.error(f"input {type_name(inp.type)} and output {type_name(out.type)} must be "
+                        f"{type_name(params.fft_type)} (custom option T)")
+    return inp, out

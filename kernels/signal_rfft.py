@@ -20,7 +20,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .kiss_fft import KissFftr, supported_length
-from .signal_common import flex_element, flex_map_int, type_name, signal_options
+from .signal_common import fft_tensors, flex_element, flex_map_int, signal_options
 from .tensor_utils import FLOAT32, INT16, INT32
 
 # schema TensorType -> (kiss build, itemsize)
@@ -67,17 +67,7 @@ class SignalRfft(Kernel):
 
     def prepare(self, ctx, node):
         params = node.user_data
-        if params is None:
-            raise ctx.error("custom option T must be int16, int32 or float32")
-        if len(node.inputs) != 1 or len(node.outputs) != 1:
-            raise ctx.error("needs 1 input and 1 output")
-        inp = ctx.required_input(node, 0)
-        out = ctx.required_output(node, 0)
-        if len(inp.shape) != len(out.shape) or len(inp.shape) < 1:
-            raise ctx.error(f"input {inp.shape} and output {out.shape} must have the same rank")
-        if inp.type != params.fft_type or out.type != params.fft_type:
-            raise ctx.error(f"input {type_name(inp.type)} and output {type_name(out.type)} must be "
-                            f"{type_name(params.fft_type)} (custom option T)")
+        inp, out = fft_tensors(ctx, node, params)
         n = params.fft_length
         params.input_length = int(inp.shape[-1])
         params.input_size = int(np.prod(inp.shape, dtype=np.int64))

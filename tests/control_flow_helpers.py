@@ -2,7 +2,6 @@
 check against TFLM: outputs of every invoke, the allocation report and the minimum arena."""
 from __future__ import annotations
 
-import io
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -11,7 +10,7 @@ from micro_runtime import MicroInterpreter
 from micro_runtime.api import count_resource_variables
 from micro_runtime.model import load_model
 from micro_runtime.model_writer import ModelBuilder
-from tests.helpers import assert_bit_exact
+from tests.stateful_helpers import compare_invokes_with_tflm
 
 
 def make_interpreter(model: bytes, arena_size: int = 1 << 20, target: str = "host64",
@@ -29,26 +28,8 @@ def compare_runs(oracle, model: bytes, runs: List[Sequence[np.ndarray]], reset_b
     print_allocations() lines and the same minimum arena. ``min_arena``: ``"exact"``
     (TFLM's binary search), ``"edge"`` (TFLM fits our minimum and not one byte less) or
     ``"none"``. Returns our per-invoke outputs."""
-    theirs = oracle.run(model, arena_size=arena_size, runs=runs, reset_between=reset_between)
-    assert theirs.ok, f"{context}: TFLM failed ({theirs.stage}): {theirs.error} crashed={theirs.crashed}"
-    assert len(theirs.invokes) == len(runs)
-    it = make_interpreter(model, arena_size)
-    it.allocate_tensors()
-    ours = []
-    for k, inputs in enumerate(runs):
-        for i, x in enumerate(inputs):
-            it.set_input(np.asarray(x), i)
-        it.invoke()
-        outs = [np.array(it.output(i)) for i in range(it.outputs_size)]
-        assert_bit_exact(outs, theirs.invokes[k], f"{context} invoke {k}")
-        ours.append(outs)
-        if reset_between:
-            it.reset()
-    buf = io.StringIO()
-    it.print_allocations(buf)
-    lines = buf.getvalue().splitlines()
-    assert lines == theirs.lines, (f"{context}: allocation report differs\nours:\n" + "\n".join(lines)
-                                   + "\nTFLM:\n" + "\n".join(theirs.lines))
+    ours, it = compare_invokes_with_tflm(oracle, model, runs, arena_size, reset_between, context,
+                                         interpreter=make_interpreter(model, arena_size))
     if min_arena != "none":
         need = it.min_arena_bytes()
         first = list(runs[0])

@@ -4,7 +4,6 @@ over several invokes that may compare only part of an output (SignalEnergy leave
 bins outside its range untouched, i.e. undefined)."""
 from __future__ import annotations
 
-import io
 from typing import Dict, List, Optional, Sequence
 
 import flatbuffers.flexbuffers as flex
@@ -12,7 +11,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from micro_runtime import MicroInterpreter
-from tests.helpers import assert_bit_exact
+from tests.stateful_helpers import compare_invokes_with_tflm
 
 
 def options(**values) -> bytes:
@@ -52,31 +51,8 @@ def compare_invokes(oracle, model: bytes, runs: List[Sequence[np.ndarray]],
     """Invoke ours and TFLM once per entry of ``runs`` (state carried over, or reset after
     every invoke); every invoke's outputs (``output_slices`` restricts an output to a
     slice) and the allocation reports must be identical."""
-    theirs = oracle.run(model, arena_size=arena_size, runs=runs, reset_between=reset_between)
-    assert theirs.ok, f"{context}: TFLM failed ({theirs.stage}): {theirs.error} crashed={theirs.crashed}"
-    assert len(theirs.invokes) == len(runs)
-    it = MicroInterpreter(model, arena_size=arena_size, target="host64", recording=True,
-                          error_reporter=lambda m: None)
-    it.allocate_tensors()
-    slices = output_slices or {}
-    ours_all = []
-    for k, inputs in enumerate(runs):
-        for i, x in enumerate(inputs):
-            it.set_input(np.asarray(x), i)
-        it.invoke()
-        ours = [np.array(it.output(i)) for i in range(it.outputs_size)]
-        mine = [o[slices[i]] if i in slices else o for i, o in enumerate(ours)]
-        ref = [np.asarray(o)[slices[i]] if i in slices else o for i, o in enumerate(theirs.invokes[k])]
-        assert_bit_exact(mine, ref, f"{context} invoke {k}")
-        ours_all.append(ours)
-        if reset_between:
-            it.reset()
-    buf = io.StringIO()
-    it.print_allocations(buf)
-    lines = buf.getvalue().splitlines()
-    assert lines == theirs.lines, (f"{context}: allocation report differs\nours:\n" + "\n".join(lines)
-                                   + "\nTFLM:\n" + "\n".join(theirs.lines))
-    return ours_all
+    return compare_invokes_with_tflm(oracle, model, runs, arena_size, reset_between, context,
+                                     output_slices=output_slices)[0]
 
 
 def mcu32_runs(model: bytes, runs: List[Sequence[np.ndarray]]) -> None:
