@@ -8,7 +8,7 @@ tensors) live outside the arena; tensor *data* lives inside it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -156,9 +156,27 @@ class NodeAllocation:
 
 
 @dataclass
+class CompressionTensorData:
+    """TFLM's CompressionTensorData + LookupTableData for a tensor of the model's
+    COMPRESSION_METADATA: how its kernel decompresses it. ``stride`` is the value-table
+    length per channel (a uint8 in TFLM, so taken modulo 256)."""
+
+    lut: Any                        #: the model's LutTensor
+    bit_width: int
+    per_channel: bool
+    channel_last: bool              #: TFLM's use_alternate_axis
+    stride: int
+    #: decompressed values (host cache, filled by the context on first use)
+    decoded: Optional[np.ndarray] = None
+
+
+@dataclass
 class SubgraphAllocation:
     tensors: List[EvalTensor]
     nodes: List[NodeAllocation]
+    #: tensor index -> compression data (TFLM's CompressedTensorList; empty without
+    #: COMPRESSION_METADATA or on a build without USE_TFLM_COMPRESSION)
+    compressed: Dict[int, CompressionTensorData] = field(default_factory=dict)
 
 
 @dataclass
@@ -242,12 +260,95 @@ class MicroAllocator:
             self.target.sizeof("ScratchBufferRequest") * MAX_SCRATCH_BUFFERS_PER_OP,
             self.target.alignof("ScratchBufferRequest"))
         self._allocate_struct("SubgraphAllocations", len(model.subgraphs))
-        if model.has_compression():
-            raise ModelError("the model carries TFLM compression metadata; compressed "
-                             "tensors are not supported by micro-runtime yet")
+        if self.target.compression:
+            compressed = self.allocate_compressed_tensors_list(model)
+        else:
+            compressed = [{} for _ in model.subgraphs]
+            if model.has_compression() and model.compression.lut_entries:
+                raise ModelError(
+                    f"the model has LUT-compressed tensors (COMPRESSION_METADATA) but TFLM for "
+                    f"target '{self.target.name}' is built without USE_TFLM_COMPRESSION: its "
+                    "allocator ignores the metadata and the kernels would read the packed "
+                    "indices as tensor values (wrong results, reads past the buffers; the "
+                    "tflite-micro package built that way refuses the model). Compress with "
+                    "DECODE operators instead (TFLM's compression tool does), or build TFLM "
+                    "with USE_TFLM_COMPRESSION=1")
         tensors = self.allocate_eval_tensors(model)
         nodes = self.allocate_node_and_registrations(model)
-        return [SubgraphAllocation(t, n) for t, n in zip(tensors, nodes)]
+        return [SubgraphAllocation(t, n, c) for t, n, c in zip(tensors, nodes, compressed)]
+
+    def allocate_compressed_tensors_list(self, model: Model) -> List[Dict[int, CompressionTensorData]]:
+        """TFLM's AllocateCompressedTensorsList: for every LutTensor of the model's
+        COMPRESSION_METADATA a CompressionTensorData and a LookupTableData, and per
+        subgraph with compressed tensors an array of one pointer per tensor (tail)."""
+        out: List[Dict[int, CompressionTensorData]] = [{} for _ in model.subgraphs]
+        if not model.has_compression():
+            return out
+        metadata = model.compression.subgraphs
+        if metadata is None:
+            raise ModelError("Compression: invalid Subgraph vector")
+        if not metadata:
+            raise ModelError("Compression: zero length Subgraph vector")
+        if len(metadata) > len(model.subgraphs):
+            raise ModelError(f"Compression: metadata describes {len(metadata)} subgraphs but the "
+                             f"model has {len(model.subgraphs)}")
+        for s, luts in enumerate(metadata):
+            if luts is None:
+                raise ModelError("Compression: invalid LutTensor vector")
+            if not luts:
+                raise ModelError("Compression: zero length LutTensor vector")
+            listed = False
+            for k, (t, value_buffer, bit_width) in enumerate(luts):
+                self._allocate_struct("CompressionTensorData")
+                self._allocate_struct("LookupTableData")
+                try:
+                    ctd = self._compression_tensor_data(model, s, t, value_buffer, bit_width)
+                except ModelError as e:
+                    raise ModelError(f"{e}; Compression: failed to initialize data for "
+                                     f"LutTensor {k}") from None
+                if not listed:
+                    self.arena.allocate_persistent(
+                        self.target.sizeof("pointer") * len(model.subgraphs[s].tensors),
+                        self.target.alignof("pointer"))
+                    listed = True
+                if t in out[s]:
+                    raise ModelError(f"Compression: duplicate LutTensor subgraph {s} tensor {t}")
+                out[s][t] = ctd
+        return out
+
+    @staticmethod
+    def _compression_tensor_data(model: Model, s: int, t: int, value_buffer: int,
+                                 bit_width: int) -> CompressionTensorData:
+        """TFLM's InitializeCompressionTensorDataFromFlatbuffer, with its checks in order."""
+        tensors = model.subgraphs[s].tensors
+        if not 0 <= t < len(tensors):
+            raise ModelError(f"Compression: invalid tensor index {t % (1 << 32)} in LutTensor")
+        if bit_width > 7:
+            raise ModelError(f"Compression: invalid bit width {bit_width} in LutTensor")
+        if value_buffer >= len(model.buffers):
+            raise ModelError(f"Compression: invalid value_buffer {value_buffer} in LutTensor")
+        values = model.buffers[value_buffer].data
+        if values is None:
+            raise ModelError(f"Compression: invalid value table for value_buffer {value_buffer}")
+        spec = tensors[t]
+        if not spec.shape_present:
+            raise ModelError("Compression: scalar tensors not supported")
+        type_size = schema.TYPE_SIZES.get(spec.type)
+        if type_size is None:
+            raise ModelError("Compression: failed to get tensor type size")
+        q = spec.quantization
+        per_channel = q is not None and q.scales.size > 1
+        channel_last = False
+        channels = 1
+        if per_channel:
+            channels = int(q.scales.size)
+            axis = q.quantized_dimension
+            if axis == len(spec.shape) - 1 and axis != 0:
+                channel_last = True
+            elif axis != 0:
+                raise ModelError(f"Compression: unsupported quantization axis {axis % (1 << 32)}")
+        stride = (values.size // type_size // channels) & 0xFF
+        return CompressionTensorData(spec.lut, bit_width, per_channel, channel_last, stride)
 
     def allocate_eval_tensors(self, model: Model) -> List[List[EvalTensor]]:
         out = []
@@ -267,9 +368,11 @@ class MicroAllocator:
         """The options struct TFLM's flatbuffer parser allocates for an operator."""
         return self._allocate_struct(struct)
 
-    def allocate_persistent_buffer(self, nbytes: int) -> int:
-        """Persistent memory for a kernel (or the interpreter), 16-byte aligned."""
-        return self.arena.allocate_persistent(int(nbytes), BUFFER_ALIGNMENT)
+    def allocate_persistent_buffer(self, nbytes: int, written=()) -> int:
+        """Persistent memory for a kernel (or the interpreter), 16-byte aligned.
+        ``written``: (offset, length) ranges the kernel writes while its temporaries are
+        live (see :mod:`arena.arena`)."""
+        return self.arena.allocate_persistent(int(nbytes), BUFFER_ALIGNMENT, written)
 
     # ------------------------------------------------------------- scratch
     def request_scratch_buffer(self, nbytes: int, subgraph_index: int) -> int:
@@ -294,18 +397,22 @@ class MicroAllocator:
 
     # --------------------------------------------------------- temp tensors
     def allocate_temp_tensor(self, spec: TensorSpec, eval_tensor: EvalTensor) -> TempTensor:
-        address = self._allocate_temp_struct("TfLiteTensor")
+        """A temporary TfLiteTensor; its ``data`` is set for constant tensors only (a
+        tensor given memory during prepare, such as a DECODE output in the alternate
+        decompression memory, holds no values yet)."""
+        kind = "TfLiteTensor.quantized" if spec.quantization is not None else "TfLiteTensor"
+        address = self._allocate_temp_struct("TfLiteTensor", critical=self.target.critical(kind))
         quant = self.populate_tensor_quantization(spec, temp=True)
-        return TempTensor(spec, eval_tensor.data, address, quant)
+        return TempTensor(spec, eval_tensor.data if eval_tensor.is_constant else None, address, quant)
 
     def deallocate_temp_tensor(self, tensor: TempTensor) -> None:
         for address in reversed(tensor.quant_addresses):
             self.arena.deallocate_temp(address)
         self.arena.deallocate_temp(tensor.struct_address)
 
-    def _allocate_temp_struct(self, name: str, count: int = 1) -> int:
+    def _allocate_temp_struct(self, name: str, count: int = 1, critical=()) -> int:
         size, align = self.target.struct(name)
-        return self.arena.allocate_temp(size * count, align)
+        return self.arena.allocate_temp(size * count, align, critical)
 
     def populate_tensor_quantization(self, spec: TensorSpec, temp: bool) -> List[int]:
         """TfLiteAffineQuantization and its zero-point array, when the tensor is
@@ -317,7 +424,8 @@ class MicroAllocator:
         int_array = self.target.sizeof("TfLiteIntArray") + 4 * channels
         int_align = self.target.alignof("TfLiteIntArray")
         if temp:
-            a = self._allocate_temp_struct("TfLiteAffineQuantization")
+            a = self._allocate_temp_struct("TfLiteAffineQuantization",
+                                           critical=self.target.critical("TfLiteAffineQuantization"))
             b = self.arena.allocate_temp(int_array, int_align)
         else:
             a = self._allocate_struct("TfLiteAffineQuantization")

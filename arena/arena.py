@@ -16,14 +16,27 @@ The rules are those of TFLM's SingleArenaBufferAllocator: a persistent allocatio
 aligns the new tail *down*, a temporary aligns the temp pointer *up*, and a resize of the
 head is only allowed while no temporary is outstanding.
 
+TFLM checks a persistent allocation against the head only, not against the
+temporaries above it: in a tight arena the new tail lands on temporaries still in use
+(a kernel's temporary TfLiteTensors during its prepare). That is harmless until the
+kernel writes its persistent buffer there. A temporary may name *critical* byte ranges
+(the fields DeallocateTempTfLiteTensor reads back: a quantized TfLiteTensor's
+quantization type and params pointer, its TfLiteAffineQuantization's zero-point array
+pointer; see ``Target.critical_fields``); a persistent allocation may name the byte
+ranges its kernel writes while temporaries are live. When such a write covers a live
+critical range, TFLM releases a clobbered pointer and aborts ("All temp buffers must be
+freed"): that arena is too small, and the allocation fails here. Success is then not
+monotone in the arena size; :func:`min_arena_bytes` gives the size from which on every
+arena works.
+
 Every call is also appended to :attr:`Arena.trace`. The sequence of calls a model makes
 does not depend on the arena size, so replaying the trace (:func:`min_arena_bytes`) gives
-the exact smallest arena that works, including the temporaries' peak.
+the exact minimum arena, including the temporaries' peak.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -79,6 +92,11 @@ class Arena:
         self.temp = 0
         self._temp_count = 0
         self._temp_checksum = 0
+        #: live temporaries' critical byte ranges: address -> ((start, end), ...)
+        self._critical: dict = {}
+        #: check persistent writes against them (replays may switch it off or log instead)
+        self.clobber_check = True
+        self.overlap_log: Optional[list] = None
         self.trace: List[Tuple[int, ...]] = []
         #: append calls to ``trace`` (the interpreter stops after the first invoke)
         self.tracing = True
@@ -124,10 +142,15 @@ class Arena:
             s.total_peak = total
 
     # ------------------------------------------------------------- allocations
-    def allocate_persistent(self, size: int, alignment: int) -> int:
-        """Take ``size`` bytes from the tail; returns the buffer's address."""
+    def allocate_persistent(self, size: int, alignment: int,
+                            written: Sequence[Tuple[int, int]] = ()) -> int:
+        """Take ``size`` bytes from the tail; returns the buffer's address. ``written``:
+        (offset, length) ranges of the buffer its owner writes while the current
+        temporaries are live (see the module docstring)."""
+        written = tuple(written)
         if self.tracing:
-            self.trace.append((PERSISTENT, size, alignment))
+            self.trace.append((PERSISTENT, size, alignment, written) if written
+                              else (PERSISTENT, size, alignment))
         address = align_down(self.tail - size, alignment)
         if address < self.head:
             missing = self.head - address
@@ -135,14 +158,39 @@ class Arena:
                 f"Failed to allocate tail memory. Requested: {size}, "
                 f"available {size - missing}, missing: {missing}",
                 requested=size, available=size - missing, missing=missing)
+        if written and self._critical and self.clobber_check:
+            self._check_clobber(address, size, written)
         self.tail = address
         self._note()
         return address
 
-    def allocate_temp(self, size: int, alignment: int) -> int:
-        """Take ``size`` bytes above the head, until the next :meth:`reset_temp`."""
+    def _check_clobber(self, address: int, size: int, written) -> None:
+        """Fail when a write into the new persistent buffer covers a live temporary's
+        critical range (TFLM would corrupt it, then follow the clobbered pointer)."""
+        missing = 0
+        for offset, length in written:
+            start, end = address + offset, address + offset + length
+            for ranges in self._critical.values():
+                for lo, hi in ranges:
+                    if self.overlap_log is not None:
+                        self.overlap_log.append((start, end, lo, hi))
+                    elif start < hi and lo < end:
+                        missing = max(missing, hi - start)
+        if missing:
+            raise ArenaTooSmallError(
+                f"Failed to allocate tail memory. Requested: {size}: the persistent buffer "
+                f"would overwrite a temporary TfLiteTensor still in use (TFLM checks the "
+                f"tail against the head only, then aborts on the clobbered pointer), "
+                f"missing: {missing}", requested=size, available=size - missing, missing=missing)
+
+    def allocate_temp(self, size: int, alignment: int,
+                      critical: Sequence[Tuple[int, int]] = ()) -> int:
+        """Take ``size`` bytes above the head, until the next :meth:`reset_temp`.
+        ``critical``: (offset, length) ranges TFLM reads back before releasing it."""
+        critical = tuple(critical)
         if self.tracing:
-            self.trace.append((TEMP, size, alignment))
+            self.trace.append((TEMP, size, alignment, critical) if critical
+                              else (TEMP, size, alignment))
         address = align_up(self.temp, alignment)
         available = self.tail - address
         if available < size:
@@ -153,6 +201,8 @@ class Arena:
         self.temp = address + size
         self._temp_count += 1
         self._temp_checksum ^= address
+        if critical:
+            self._critical[address] = tuple((address + o, address + o + n) for o, n in critical)
         self._note()
         return address
 
@@ -161,6 +211,7 @@ class Arena:
             self.trace.append((DEALLOC_TEMP, address))
         self._temp_count -= 1
         self._temp_checksum ^= address
+        self._critical.pop(address, None)
 
     def all_temp_deallocated(self) -> bool:
         return self._temp_count == 0 and self._temp_checksum == 0
@@ -174,6 +225,7 @@ class Arena:
                 f"internal error: {self._temp_count} temporary buffer(s) still allocated "
                 "when the temporaries were reset (a kernel did not release a temp tensor)")
         self.temp = self.head
+        self._critical.clear()
 
     def resize_head(self, size: int, alignment: int) -> int:
         """Make the head exactly ``size`` bytes (after aligning its start). Returns its address."""
@@ -232,20 +284,25 @@ class Arena:
         return np.frombuffer(self.buffer, dtype=dtype, count=count, offset=address)
 
 
-def replay(trace: List[Tuple[int, ...]], size: int) -> Arena:
+def replay(trace: List[Tuple[int, ...]], size: int, clobber: bool = True,
+           overlap_log: Optional[list] = None) -> Arena:
     """Run a recorded call sequence on a bookkeeping-only arena of ``size`` bytes.
 
-    Raises :class:`ArenaTooSmallError` where a real run would.
+    Raises :class:`ArenaTooSmallError` where a real run would. ``clobber=False`` skips
+    the check of persistent writes over live temporaries; ``overlap_log`` (a list) makes
+    that check record every (write start, write end, critical start, critical end) pair
+    instead of failing.
     """
     arena = Arena(size, materialize=False)
     arena.tracing = False
-    addresses = []  # temp addresses, in allocation order, to deallocate the same ones
+    arena.clobber_check = clobber
+    arena.overlap_log = overlap_log
     for entry in trace:
         op = entry[0]
         if op == PERSISTENT:
-            arena.allocate_persistent(entry[1], entry[2])
+            arena.allocate_persistent(*entry[1:])
         elif op == TEMP:
-            addresses.append(arena.allocate_temp(entry[1], entry[2]))
+            arena.allocate_temp(*entry[1:])
         elif op == DEALLOC_TEMP:
             # Temporaries are released by address; addresses shift with the arena size
             # only through the tail, never for temps, so the recorded address is valid.
@@ -259,37 +316,64 @@ def replay(trace: List[Tuple[int, ...]], size: int) -> Arena:
     return arena
 
 
-def fits(trace: List[Tuple[int, ...]], size: int) -> bool:
+def fits(trace: List[Tuple[int, ...]], size: int, clobber: bool = True) -> bool:
     """True when every call of ``trace`` succeeds in an arena of ``size`` bytes."""
     try:
-        replay(trace, size)
+        replay(trace, size, clobber)
     except ArenaTooSmallError:
         return False
     return True
 
 
-def min_arena_bytes(trace: List[Tuple[int, ...]], upper_bound: Optional[int] = None) -> int:
-    """The smallest arena size (bytes) in which ``trace`` runs without a failure.
-
-    The answer is exact: a binary search over sizes, then a scan of the 16 sizes below
-    the boundary, because alignment makes success depend on the size modulo 16.
-    """
+def _space_min(trace: List[Tuple[int, ...]], upper_bound: Optional[int]) -> int:
+    """The smallest size in which every allocation finds room (clobbers aside; that
+    success is monotone in the size): a binary search, then a scan of the 16 sizes
+    below the boundary."""
     low = 0
     high = upper_bound if upper_bound is not None else 1024
-    while not fits(trace, high):
+    while not fits(trace, high, clobber=False):
         low = high
         high *= 2
         if high > (1 << 40):
             raise ArenaTooSmallError("no arena size fits this model", 0, 0, 0)
     while high - low > 1:
         mid = (low + high) // 2
-        if fits(trace, mid):
+        if fits(trace, mid, clobber=False):
             high = mid
         else:
             low = mid
     best = high
     for size in range(max(0, high - BUFFER_ALIGNMENT), high):
-        if fits(trace, size):
+        if fits(trace, size, clobber=False):
             best = size
             break
     return best
+
+
+def min_arena_bytes(trace: List[Tuple[int, ...]], upper_bound: Optional[int] = None) -> int:
+    """The smallest arena size (bytes) from which on ``trace`` runs without a failure
+    in every larger arena too.
+
+    Room alone is monotone in the size (:func:`_space_min`). Clobbers are not: a
+    persistent write can land on a live temporary's critical field at one size and on
+    harmless bytes 16 bytes higher, so some arenas above the room minimum fail while
+    smaller ones work (TFLM behaves so). Growing the arena by 16 bytes moves every
+    persistent buffer up by 16 and no temporary (all alignments divide 16), so one replay
+    per residue modulo 16 gives every (write, critical range) pair as a function of the
+    size; the answer is one past the largest size at which any pair overlaps.
+    """
+    base = _space_min(trace, upper_bound)
+    if not any(entry[0] == PERSISTENT and len(entry) > 3 for entry in trace):
+        return base
+    last_failure = -1
+    for residue in range(BUFFER_ALIGNMENT):
+        size = base + residue
+        pairs: list = []
+        replay(trace, size, overlap_log=pairs)
+        for write_start, write_end, crit_start, crit_end in pairs:
+            # at size + 16 j the write is [write_start + 16 j, write_end + 16 j)
+            j_high = -((write_start - crit_end) // BUFFER_ALIGNMENT) - 1     # ceil(...) - 1
+            j_low = max(0, (crit_start - write_end) // BUFFER_ALIGNMENT + 1)
+            if j_high >= j_low:
+                last_failure = max(last_failure, size + BUFFER_ALIGNMENT * j_high)
+    return max(base, last_failure + 1)

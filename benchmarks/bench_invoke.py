@@ -6,8 +6,10 @@ allocate_tensors() time, and the greedy planner's cost as buffers grow.
 TFLM is timed in a worker process (the package's Interpreter.invoke()); ours in this
 process (MicroInterpreter.invoke()): medians of `--runs` runs each, split into `--rounds`
 alternating rounds (TFLM, then ours, each after `--warmup` untimed runs) so that both are
-timed under the same machine load.
-Targets (issue 6) are marked; the exit status is 1 when one is missed.
+timed under the same machine load. "cpu ratio" compares the medians of each process's
+CPU time per invoke (less disturbed by other jobs on a shared machine); the targets
+are judged on the wall-clock ratio.
+Targets (issues 6 and 15) are marked; the exit status is 1 when one is missed.
 """
 import argparse
 import os
@@ -28,7 +30,8 @@ from tests.oracle import Oracle  # noqa: E402
 ZOO = ["vww_96_int8", "person_detect", "pretrainedResnet_quant", "kws_ref_model",
        "micro_speech_quantized", "keyword_scrambled_8bit", "trained_lstm_int8", "ad01_int8",
        "hello_world_int8", "hello_world_float", "simple_add_model"]
-TARGETS = {"vww_96_int8": 0.5, "person_detect": 0.5, "pretrainedResnet_quant": 0.5, "kws_ref_model": 0.5}
+#: single-invoke time over TFLM's (issue 6 asked 0.5; issue 15 asks 0.35)
+TARGETS = {"vww_96_int8": 0.35, "person_detect": 0.35, "pretrainedResnet_quant": 0.35, "kws_ref_model": 0.35}
 ALLOC_TARGETS_MS = {"person_detect": 50}
 PLANNER_TARGET_S = 2.0
 DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data")
@@ -67,25 +70,33 @@ def setup_ours(raw, inputs, setups=5):
 
 
 def time_invokes(it, warmup, runs):
+    """(wall-clock seconds, CPU seconds) of each of ``runs`` invokes."""
     for _ in range(warmup):
         it.invoke()
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         it.invoke()
         times.append(time.perf_counter() - t)
-    return times
+        cpu.append(time.process_time() - c)
+    return times, cpu
 
 
 def interleaved_medians(oracle, raw, inputs, it, warmup, runs, rounds):
     """Median invoke seconds of TFLM and of ours, timed in alternating rounds (TFLM's
-    batch, then ours, ``rounds`` times) so that both see the same machine conditions."""
+    batch, then ours, ``rounds`` times) so that both see the same machine conditions;
+    then the same medians of each process's CPU time."""
     per_round = max(1, runs // rounds)
-    theirs, ours = [], []
+    theirs, ours, theirs_cpu, ours_cpu = [], [], [], []
     for _ in range(rounds):
-        theirs += oracle.time_invoke(raw, inputs, 1 << 21, warmup, per_round)
-        ours += time_invokes(it, warmup, per_round)
-    return statistics.median(theirs), statistics.median(ours)
+        wall, cpu = oracle.invoke_timings(raw, inputs, 1 << 21, warmup, per_round)
+        theirs += wall
+        theirs_cpu += cpu
+        wall, cpu = time_invokes(it, warmup, per_round)
+        ours += wall
+        ours_cpu += cpu
+    return (statistics.median(theirs), statistics.median(ours),
+            statistics.median(theirs_cpu), statistics.median(ours_cpu))
 
 
 def planner_scaling():
@@ -111,16 +122,16 @@ def main():
     ap.add_argument("--models", default=",".join(ZOO))
     args = ap.parse_args()
     oracle = Oracle()
-    print(f"{'model':<26}{'TFLM ms':>9}{'ours ms':>9}{'ratio':>7}{'target':>8}{'load ms':>9}"
-          f"{'alloc ms':>10}")
+    print(f"{'model':<26}{'TFLM ms':>9}{'ours ms':>9}{'ratio':>7}{'target':>8}{'cpu ratio':>10}"
+          f"{'load ms':>9}{'alloc ms':>10}")
     ok = True
     for name in args.models.split(","):
         raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
         model = load_model(raw)
         inputs = inputs_for(model)
         load, alloc, it = setup_ours(raw, inputs)
-        theirs, ours = interleaved_medians(oracle, raw, inputs, it, args.warmup, args.runs,
-                                           args.rounds)
+        theirs, ours, theirs_cpu, ours_cpu = interleaved_medians(
+            oracle, raw, inputs, it, args.warmup, args.runs, args.rounds)
         ratio = ours / theirs
         target = TARGETS.get(name)
         mark = "" if target is None else (f"<={target}" + ("" if ratio <= target else " MISS"))
@@ -130,8 +141,9 @@ def main():
             alloc_ok = alloc * 1e3 <= ALLOC_TARGETS_MS[name]
             ok &= alloc_ok
             alloc_mark = f" (<={ALLOC_TARGETS_MS[name]:g}" + (")" if alloc_ok else " MISS)")
-        print(f"{name:<26}{theirs * 1e3:>9.2f}{ours * 1e3:>9.2f}{ratio:>7.2f}{mark:>8}{load * 1e3:>9.1f}"
-              f"{alloc * 1e3:>10.1f}{alloc_mark}")
+        cpu_ratio = ours_cpu / theirs_cpu if theirs_cpu > 0 else float("nan")
+        print(f"{name:<26}{theirs * 1e3:>9.2f}{ours * 1e3:>9.2f}{ratio:>7.2f}{mark:>8}{cpu_ratio:>10.2f}"
+              f"{load * 1e3:>9.1f}{alloc * 1e3:>10.1f}{alloc_mark}")
     oracle.close()
     print()
     print(f"{'greedy planner buffers':<26}{'seconds':>9}")

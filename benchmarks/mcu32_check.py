@@ -130,7 +130,7 @@ def ours_min(model: str) -> int:
                             "--json"], capture_output=True, text=True, check=True,
                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         return int(json.loads(p.stdout)["min_arena_bytes"])
-    from micro_runtime.sizing import measure_arena
+    from micro_runtime.tools.sizing import measure_arena
     return measure_arena(model, "mcu32").min_arena_bytes
 
 

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from micro_runtime.optimizer import optimize_model  # noqa: E402
+from micro_runtime.tools.optimizer import optimize_model  # noqa: E402
 from tests.test_zoo import ZOO  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data")

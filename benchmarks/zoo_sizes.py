@@ -7,7 +7,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from micro_runtime.sizing import measure_arena  # noqa: E402
+from micro_runtime.tools.sizing import measure_arena  # noqa: E402
 from micro_runtime.targets import HOST64, MCU32  # noqa: E402
 from tests.test_zoo import ZOO  # noqa: E402
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .lut import apply_int8_table, int8_table
-from .quantization import multiply_by_quantized_multiplier, quantize_multiplier, round_half_away_scalar
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.lut import apply_int8_table, int8_table
+from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, round_half_away_scalar
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _RANGES = {INT8: (-128, 127), INT16: (-32768, 32767)}
 
@@ -63,6 +64,11 @@ def _positive_scale(ctx, tensor, what):
 @register
 class Relu(Kernel):
     op = "RELU"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("activations.ReluOpData"))
@@ -111,6 +117,11 @@ class Relu(Kernel):
 @register
 class Relu6(Kernel):
     op = "RELU6"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("activations.Relu6OpData"))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import broadcast_shape, check_binary_shapes
-from .quantization import (activation_range_float, activation_range_quantized,
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import broadcast_shape, check_binary_shapes
+from .internal.lut import apply_int8_pair_table, int8_pair_table
+from .internal.quantization import (activation_range_float, activation_range_quantized,
                            multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 
 class RescaleParams:
@@ -50,11 +52,17 @@ class OpData:
     requires_broadcast = False
     quant = None
     act_min_f = act_max_f = None
+    pair_table = None       # int8: every (input1, input2) pair's result, from the routine above
 
 
 @register
 class Add(Kernel):
     op = "ADD"
+    supported_types = ("float32", "int8", "int16", "int32")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("add.OpDataAdd"))
@@ -86,6 +94,10 @@ class Add(Kernel):
             raise ctx.error(f"input types {type_name(in1.type)}, {type_name(in2.type)} and output "
                             f"type {type_name(out.type)} must match")
         data.shape = broadcast_shape(in1.shape, in2.shape)
+        if out.type == INT8:
+            quant = data.quant
+            data.pair_table = int8_pair_table(
+                lambda a, b: requantize_sum(sum(rescaled_inputs(a, b, quant)), quant))
         ctx.release(in1, in2, out)
 
     def invoke(self, ctx, node):
@@ -97,6 +109,9 @@ class Add(Kernel):
             result = np.minimum(np.maximum(total, data.act_min_f), data.act_max_f)
         elif out.dtype == np.int32:
             result = wrap_int32(x1.astype(np.int64) + x2.astype(np.int64))
+        elif data.pair_table is not None:
+            apply_int8_pair_table(data.pair_table, x1, x2, out)
+            return
         else:
             s1, s2 = rescaled_inputs(x1, x2, data.quant)
             result = requantize_sum(s1 + s2, data.quant)

@@ -21,10 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .float_ops import add_f32
-from .quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
+from .internal.sample_rows import elementwise_rows
+from .internal.float_ops import add_f32
+from .internal.quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
 LEFT_SHIFT = 20
 
@@ -53,6 +54,11 @@ class QuantParams:
 @register
 class AddN(Kernel):
     op = "ADD_N"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         return OpData()

@@ -18,11 +18,21 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT32, flat_size, type_name
+from .internal.sample_rows import outputs_match, rewrite_axis_constant
+from .internal.tensor_utils import FLOAT32, INT8, INT32, flat_size, type_name
 
 
 class _ArgMinMax(Kernel):
     is_max = True
+
+    def sample_rows(self, block):
+        """Samples stay apart when the axis (a constant) is not the batch axis the
+        samples replace."""
+        if not block.only_vary((0,)) or not rewrite_axis_constant(block, 1, block.input(0)):
+            return False
+        shape = list(block.shape(block.input(0)))
+        del shape[int(block.new_constants[1].reshape(-1)[0])]
+        return outputs_match(block, [shape])
 
     def _axis(self, ctx, value, in_shape, out_shape) -> int:
         rank = len(in_shape)
@@ -79,10 +89,12 @@ class _ArgMinMax(Kernel):
 @register
 class ArgMax(_ArgMinMax):
     op = "ARG_MAX"
+    supported_types = ("float32->int32", "int8->int32")
     is_max = True
 
 
 @register
 class ArgMin(_ArgMinMax):
     op = "ARG_MIN"
+    supported_types = ("float32->int32", "int8->int32")
     is_max = False

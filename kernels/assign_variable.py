@@ -1,8 +1,8 @@
 """ASSIGN_VARIABLE: copies its value input into a resource variable, as TFLM.
 
-Init takes an OpData (a scratch-buffer index for compressed values) from the tail: TFLM
-has it in builds with USE_TFLM_COMPRESSION, which both targets are; the index is never
-used here (compressed tensors are not supported, so no scratch buffer is asked). Prepare checks
+Init takes an OpData (a scratch-buffer index for a compressed value) from the tail in
+builds with USE_TFLM_COMPRESSION; a value compressed by COMPRESSION_METADATA gets its
+decompression scratch buffer at the end of prepare. Prepare checks
 2 inputs and no output, a resource id of one RESOURCE or INT32 element, takes the value
 input as a temporary tensor and, when the id tensor already has data (the output of a
 VAR_HANDLE prepared before it, or a constant), gives the variable its value buffer from
@@ -16,16 +16,19 @@ from micro_runtime import schema
 from micro_runtime.errors import KernelError
 
 from .base import Kernel, register
-from .tensor_utils import type_name
+from .internal.tensor_utils import type_name
 
 
 @register
 class AssignVariable(Kernel):
     op = "ASSIGN_VARIABLE"
+    supported_types = ("*",)
+    type_input = 1
 
     def init(self, ctx, node):
-        ctx.allocate_persistent(ctx.sizeof("assign_variable.OpData"))
-        return None
+        if ctx.target.compression:
+            ctx.allocate_persistent(ctx.sizeof("assign_variable.OpData"))
+        return {}
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2:
@@ -49,6 +52,7 @@ class AssignVariable(Kernel):
                 resources.allocate(int(handle.data.reshape(-1)[0]), ctx, value)
             except KernelError as e:
                 raise ctx.error(e.detail) from None
+        node.user_data = ctx.decompression_scratch(node, 1)
         ctx.release(value)
 
     def invoke(self, ctx, node):
@@ -57,7 +61,10 @@ class AssignVariable(Kernel):
             raise ctx.error("ASSIGN_VARIABLE requires resource variables. Please create "
                             "ResourceVariables and pass it to the interpreter.")
         resource_id = int(node.input_arrays[0].reshape(-1)[0])
+        value = node.input_arrays[1]
+        if node.user_data:
+            value = ctx.input_data(node, 1, node.user_data[1])
         try:
-            resources.assign(resource_id, node.input_arrays[1])
+            resources.assign(resource_id, value)
         except KernelError as e:
             raise ctx.error(e.detail) from None

@@ -11,17 +11,80 @@ Kernels talk to the interpreter only through the context (``ctx``) they are give
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+import re
+from dataclasses import dataclass
+from typing import Dict, Optional, Sequence, Tuple, Type
 
 from micro_runtime.schema import BUILTIN_OP_CODES, BuiltinOperator
+
+#: ``supported_types`` entry: DATA[ x WEIGHTS][->OUTPUT][ (note)]
+_TYPES_ENTRY = re.compile(r"^\s*(?P<data>[\w*]+)(?:\s+x\s+(?P<weights>\w+))?"
+                          r"(?:\s*->\s*(?P<output>\w+))?\s*(?:\((?P<note>[^()]*)\))?\s*$")
+
+
+@dataclass(frozen=True)
+class TypeCombo:
+    """One tensor-type combination a kernel runs (an entry of :attr:`Kernel.supported_types`),
+    or the one an operator of a model uses. Type names are the schema's, lower case
+    (``float32``, ``int8``, ``int4``, ``bool``, ``resource`` ...); ``data`` ``"*"`` is any
+    type, and a bare ``"*"`` any combination.
+
+    * ``data``: the type TFLM's kernel dispatches on (the activations);
+    * ``weights``: the weights' type where it differs from ``data`` (``"int16 x int8"``);
+    * ``output``: the output's type where it differs, or for ops whose entries all name
+      one (``"int8->bool"``, ``"float32->int8"``).
+    """
+    data: str
+    weights: Optional[str] = None
+    output: Optional[str] = None
+    note: str = ""
+
+    @classmethod
+    def parse(cls, entry: str) -> "TypeCombo":
+        m = _TYPES_ENTRY.match(entry)
+        if m is None:
+            raise ValueError(f"bad types entry {entry!r}: want DATA[ x WEIGHTS][->OUTPUT][ (note)]")
+        return cls(m["data"], m["weights"], m["output"], (m["note"] or "").strip())
+
+    @property
+    def key(self) -> str:
+        """The combination without its note: ``"int16 x int8"``, ``"float32->int8"``."""
+        return (self.data + (f" x {self.weights}" if self.weights else "")
+                + (f"->{self.output}" if self.output else ""))
+
+    def __str__(self) -> str:
+        return self.key + (f" ({self.note})" if self.note else "")
+
+    def covers(self, used: "TypeCombo") -> bool:
+        """Whether this declared entry covers ``used`` (an operator's combination); a
+        bare ``"*"`` covers every combination (kernels that copy bytes of any type)."""
+        if self.key == "*":
+            return True
+        return ((self.data == "*" or self.data == used.data) and self.weights == used.weights
+                and self.output == used.output)
+
+
+def type_pairs(inputs: Sequence[str], outputs: Sequence[str]) -> Tuple[str, ...]:
+    """``supported_types`` entries for every input type -> output type (CAST)."""
+    return tuple(f"{i}->{o}" for i in inputs for o in outputs)
 
 
 class Kernel:
     """Base class of a kernel. Subclasses set ``op`` (a builtin op name such as
-    ``"CONV_2D"``) or ``custom_name`` (a custom op's name)."""
+    ``"CONV_2D"``) or ``custom_name`` (a custom op's name), and ``supported_types``."""
 
     op: Optional[str] = None
     custom_name: Optional[str] = None
+    #: The tensor types the kernel runs, in TFLM's terms: one entry per combination TFLM's
+    #: kernel accepts, ``DATA[ x WEIGHTS][->OUTPUT][ (note)]`` (see :class:`TypeCombo`):
+    #: ``"int8"``, ``"int16 x int8 (bias int32 or int64)"``, ``"int8->bool"``,
+    #: ``"*->int32"``. Empty: the op has no typed tensors. tests/test_op_types.py checks
+    #: every entry, and every type not listed, against the tflite-micro package.
+    supported_types: Tuple[str, ...] = ()
+    #: which input carries the ``data`` type (None: output 0 does)
+    type_input: Optional[int] = 0
+    #: which input is the weights tensor of ``"DATA x WEIGHTS"`` entries (None: no weights)
+    weights_input: Optional[int] = None
 
     @property
     def builtin_code(self) -> int:
@@ -40,8 +103,9 @@ class Kernel:
     def prepare(self, ctx, node) -> None:
         """Check the node's tensors and parameters, allocate what the kernel needs."""
 
-    def invoke(self, ctx, node) -> None:
-        """Compute the node's outputs."""
+    def invoke(self, ctx, node) -> Optional[int]:
+        """Compute the node's outputs. Returning :data:`ABORT` ends the current run
+        early (TFLM's kTfLiteAbort: the operators after this one do not run)."""
         raise NotImplementedError
 
     def free(self, ctx, node) -> None:
@@ -50,9 +114,47 @@ class Kernel:
     def reset(self, ctx, node) -> None:
         """Called by ``interpreter.reset()`` (kernels with internal state)."""
 
+    def sample_rows(self, block) -> bool:
+        """Batched evaluation: True when this kernel, prepared and invoked once on a
+        block of samples (every sample-dependent tensor with a leading sample axis; see
+        :mod:`kernels.internal.sample_rows`), computes every sample exactly as separate
+        invokes would. ``block`` is a :class:`~kernels.internal.sample_rows.SampleBlock`.
+        The default, False, runs the node sample by sample: always correct."""
+        return False
+
+    @classmethod
+    def type_combos(cls) -> Tuple[TypeCombo, ...]:
+        """:attr:`supported_types`, parsed."""
+        return tuple(TypeCombo.parse(entry) for entry in cls.supported_types)
+
+    @classmethod
+    def types_used(cls, input_types: Sequence[Optional[str]],
+                   output_types: Sequence[str]) -> Optional[TypeCombo]:
+        """The combination an operator of this op uses, from its tensors' type names
+        (None for an omitted input); None when a tensor that carries it is missing."""
+        def pick(types, index):
+            return types[index] if index is not None and 0 <= index < len(types) else None
+
+        data = pick(output_types, 0) if cls.type_input is None else pick(input_types, cls.type_input)
+        if data is None:
+            return None
+        weights = pick(input_types, cls.weights_input)
+        output = pick(output_types, 0)
+        pairs = any(c.output is not None for c in cls.type_combos())
+        return TypeCombo(data, weights if weights not in (None, data) else None,
+                         output if output is not None and (pairs or output != data) else None)
+
+    @classmethod
+    def supports_types(cls, used: TypeCombo) -> bool:
+        """Whether a declared entry covers ``used``."""
+        return any(c.covers(used) for c in cls.type_combos())
+
     def __repr__(self) -> str:
         return f"<kernel {self.name}>"
 
+
+#: TFLM's kTfLiteAbort, for a kernel's invoke to return
+ABORT = 15
 
 #: builtin op name -> kernel class, filled by :func:`register`.
 BUILTIN_KERNELS: Dict[str, Type[Kernel]] = {}
@@ -63,6 +165,7 @@ CUSTOM_KERNELS: Dict[str, Type[Kernel]] = {}
 def register(cls: Type[Kernel]) -> Type[Kernel]:
     """Class decorator adding a builtin kernel (``op``) or a custom-op kernel
     (``custom_name``) to the registry."""
+    cls.type_combos()        # a malformed entry fails at import
     if cls.op is None and cls.custom_name:
         CUSTOM_KERNELS[cls.custom_name] = cls
         return cls

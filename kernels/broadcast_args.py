@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import INT32, INT64, type_name
+from .internal.tensor_utils import INT32, INT64, type_name
 
 
 def _as_c_int(v: np.ndarray) -> np.ndarray:
@@ -34,6 +34,7 @@ def _trailing(v: np.ndarray, n: int) -> np.ndarray:
 @register
 class BroadcastArgs(Kernel):
     op = "BROADCAST_ARGS"
+    supported_types = ("int32", "int64")
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:

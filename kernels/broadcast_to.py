@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import INT32, INT64, type_name
+from .internal.tensor_utils import INT32, INT64, type_name
 
 MAX_DIMS = 5
 
@@ -21,6 +21,7 @@ MAX_DIMS = 5
 @register
 class BroadcastTo(Kernel):
     op = "BROADCAST_TO"
+    supported_types = ("*",)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:

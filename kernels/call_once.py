@@ -9,7 +9,7 @@ initialised go back to their default values, and stay there until assigned).
 from __future__ import annotations
 
 from .base import Kernel, register
-from .subgraph_copy import check_index
+from .internal.subgraph_copy import check_index
 
 
 class OpData:

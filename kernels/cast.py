@@ -13,8 +13,9 @@ import numpy as np
 
 from micro_runtime.schema import TensorType
 
-from .base import Kernel, register
-from .tensor_utils import flat_size, type_name
+from .base import Kernel, register, type_pairs
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.tensor_utils import flat_size, type_name
 
 SUPPORTED = (TensorType.INT8, TensorType.INT16, TensorType.INT32, TensorType.UINT32,
              TensorType.FLOAT32, TensorType.BOOL)
@@ -40,6 +41,12 @@ def cast_values(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 @register
 class Cast(Kernel):
     op = "CAST"
+    supported_types = type_pairs(("float32", "int8", "int16", "int32", "uint32", "bool"),
+                                 ("float32", "int8", "int16", "int32", "uint32", "bool"))
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:

@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp)
-from .tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, INT64, type_name
+from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, INT64, type_name
 
 LEFT_SHIFT = 8
 
@@ -44,6 +45,10 @@ def _rescale(x: np.ndarray, offset: int, multiplier: int, shift: int) -> np.ndar
 class _Comparison(Kernel):
     compare = None            # numpy ufunc
     types = (FLOAT32, INT32, INT64, INT8)
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("comparisons.OpData"))
@@ -95,6 +100,7 @@ class _Comparison(Kernel):
 @register
 class Equal(_Comparison):
     op = "EQUAL"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool", "bool->bool")
     compare = staticmethod(np.equal)
     types = (BOOL, FLOAT32, INT32, INT64, INT8)
 
@@ -102,6 +108,7 @@ class Equal(_Comparison):
 @register
 class NotEqual(_Comparison):
     op = "NOT_EQUAL"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool", "bool->bool")
     compare = staticmethod(np.not_equal)
     types = (BOOL, FLOAT32, INT32, INT64, INT8)
 
@@ -109,22 +116,26 @@ class NotEqual(_Comparison):
 @register
 class Greater(_Comparison):
     op = "GREATER"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool")
     compare = staticmethod(np.greater)
 
 
 @register
 class GreaterEqual(_Comparison):
     op = "GREATER_EQUAL"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool")
     compare = staticmethod(np.greater_equal)
 
 
 @register
 class Less(_Comparison):
     op = "LESS"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool")
     compare = staticmethod(np.less)
 
 
 @register
 class LessEqual(_Comparison):
     op = "LESS_EQUAL"
+    supported_types = ("float32->bool", "int8->bool", "int32->bool", "int64->bool")
     compare = staticmethod(np.less_equal)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import (BOOL, FLOAT32, INT8, INT16, INT32, INT64, copy_rows, flat_size,
+from .internal.sample_rows import block_shape, outputs_match
+from .internal.tensor_utils import (BOOL, FLOAT32, INT8, INT16, INT32, INT64, copy_rows, flat_size,
                            normalize_axis, type_name)
 
 MAX_INPUTS = 10
@@ -25,12 +26,49 @@ SUPPORTED = (FLOAT32, INT8, INT16, INT32, INT64, BOOL)
 class OpData:
     axis = 0
     outer = 0
+    decompress: dict = {}   # compressed inputs (COMPRESSION_METADATA): input -> scratch index
     blocks = ()     # (start, stop) of each input's columns in the (outer, -1) output
 
 
 @register
 class Concatenation(Kernel):
     op = "CONCATENATION"
+    supported_types = ("float32", "int8", "int16", "int32", "int64", "bool")
+
+    def sample_rows(self, block):
+        """Samples stay apart when every input has the sample axis in the same place and
+        the axis is not the batch axis the samples replace; constant inputs are repeated
+        once per sample in the block."""
+        inputs, out = block.inputs, block.output(0)
+        varying = [t for t in inputs if block.varies(t)]
+        if not varying or out is None or not block.varies(out) or len(block.outputs) != 1:
+            return False
+        rank = len(out.shape)
+        first = varying[0]
+        unit = block.merged(first)
+        for t in inputs:
+            if t is None or len(t.shape) != rank or (rank and (t.shape[0] == 1) != unit):
+                return False
+        if rank == 0 or not -rank <= int(block.params.axis) < rank:
+            return False
+        axis = block.block_axis(first, int(block.params.axis))
+        if axis is None:
+            return False
+        shapes = []
+        for i, t in enumerate(inputs):
+            if block.varies(t):
+                shapes.append(block.shape(t))
+                continue
+            data = block.constant(i)
+            if data is None or block.batch is None:
+                return False       # computed once per block: not repeated per sample here
+            shapes.append(block_shape(data.shape, block.samples))
+            block.rewrite_constant(i, np.broadcast_to(data, block_shape(data.shape, block.batch)))
+        total = shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
+        if not outputs_match(block, [total]):
+            return False
+        block.rewrite_params(axis=axis)
+        return True
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("concatenation.OpData"))
@@ -53,6 +91,8 @@ class Concatenation(Kernel):
         if n > MAX_INPUTS:
             raise ctx.error(f"{n} inputs, at most {MAX_INPUTS} are supported")
         shapes = []
+        data = node.user_data
+        data.decompress = {}
         for i in range(n):
             t = ctx.input(node, i)
             if t is None:
@@ -70,6 +110,7 @@ class Concatenation(Kernel):
             elif in_type == INT16 and t.zero_point != 0:
                 raise ctx.error(f"input {i} has int16 zero point {t.zero_point}, must be 0")
             shapes.append(tuple(t.shape))
+            data.decompress.update(ctx.decompression_scratch(node, i))
             ctx.release(t)
         if in_type == INT16 and out.zero_point != 0:
             raise ctx.error(f"output has int16 zero point {out.zero_point}, must be 0")
@@ -88,7 +129,6 @@ class Concatenation(Kernel):
         if total != out_shape[axis]:
             raise ctx.error(f"the inputs add up to {total} along axis {axis}, the output has "
                             f"{out_shape[axis]}")
-        data = node.user_data
         data.axis = axis
         data.outer = flat_size(out_shape[:axis])
         inner = flat_size(out_shape[axis + 1:])
@@ -99,5 +139,9 @@ class Concatenation(Kernel):
     def invoke(self, ctx, node):
         data = node.user_data
         out = node.output_arrays[0].reshape(data.outer, data.blocks[-1][1])
-        for x, (start, stop) in zip(node.input_arrays, data.blocks):
+        inputs = node.input_arrays
+        if data.decompress:
+            inputs = [ctx.input_data(node, i, data.decompress[i]) if i in data.decompress else x
+                      for i, x in enumerate(inputs)]
+        for x, (start, stop) in zip(inputs, data.blocks):
             copy_rows(out[:, start:stop], x.reshape(data.outer, stop - start))

@@ -28,12 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .matmul import exact_float_dtype
-from .padding import (check_host_buffer, PaddingValues, compute_padding_height_width, padded_extent,
+from .internal.sample_rows import batch_axis_rows
+from .internal.matmul import exact_float_dtype
+from .internal.padding import (check_host_buffer, PaddingValues, compute_padding_height_width, padded_extent,
                       padding_mode, tap_range, window_view)
-from .quantization import (ChannelRequantizer, activation_bounds_float32,
+from .internal.quantization import (ChannelRequantizer, activation_bounds_float32,
                            activation_range_quantized, clamp_float32, quantize_multiplier_array)
-from .tensor_utils import (FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name,
+from .internal.tensor_utils import (FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name,
                            unpack_int4)
 
 INPUT, FILTER, BIAS = 0, 1, 2
@@ -164,6 +165,8 @@ class OpData:
     output_activation_min = 0
     output_activation_max = 0
     filter_buffer_index = -1
+    #: compressed inputs (COMPRESSION_METADATA): input -> decompression scratch index
+    decompress: dict = {}
     # host-side
     kind = None             # FLOAT32, INT8 or INT16 (the input type)
     int64_accum = False
@@ -179,6 +182,13 @@ class OpData:
 @register
 class Conv2D(Kernel):
     op = "CONV_2D"
+    supported_types = ("float32", "int8 (bias int32)", "int8 x int4 (packed, bias int32)",
+                       "int16 x int8 (bias int32 or int64)")
+    weights_input = 1
+
+    def sample_rows(self, block):
+        """Batch rows are independent: the sample axis replaces the unit batch axis."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("conv.OpDataConv"))
@@ -260,6 +270,9 @@ class Conv2D(Kernel):
             if flt.data is None:
                 raise ctx.error("an int4 filter must be a constant tensor")
             data.filter_buffer_index = ctx.request_scratch(flat_size(flt.shape))
+        if ctx.is_tensor_compressed(node, FILTER) and flt.type == INT4:
+            raise ctx.error("Compression not supported with INT4 tensors")
+        data.decompress = ctx.decompression_scratch(node, FILTER, BIAS)
 
         # --- host-side caches
         data.kind = inp.type
@@ -323,6 +336,8 @@ class Conv2D(Kernel):
     # ----------------------------------------------------------------- invoke
     def invoke(self, ctx, node):
         data = node.user_data
+        if data.decompress:
+            ctx.decompress_inputs(node, data.decompress)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         if out.size == 0:

@@ -20,8 +20,9 @@ import numpy as np
 
 from .add_n import QuantParams
 from .base import Kernel, register
-from .quantization import multiply_by_quantized_multiplier_smaller_than_one_exp, wrap_int32
-from .tensor_utils import FLOAT32, INT8, INT32, flat_size, type_name
+from .internal.sample_rows import outputs_match, rewrite_axis_constant
+from .internal.quantization import multiply_by_quantized_multiplier_smaller_than_one_exp, wrap_int32
+from .internal.tensor_utils import FLOAT32, INT8, INT32, flat_size, type_name
 
 
 class OpData:
@@ -53,6 +54,14 @@ def _keep_first_nan(acc: np.ndarray) -> np.ndarray:
 @register
 class CumSum(Kernel):
     op = "CUMSUM"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Samples stay apart when the axis (a constant) is not the batch axis the
+        samples replace."""
+        if not block.only_vary((0,)) or not rewrite_axis_constant(block, 1, block.input(0)):
+            return False
+        return outputs_match(block, [block.shape(block.input(0))])
 
     def init(self, ctx, node):
         return OpData()

@@ -21,12 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
+from .internal.sample_rows import batch_axis_rows
 from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
-from .matmul import exact_float_dtype
-from .padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
+from .internal.matmul import exact_float_dtype
+from .internal.padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
                       tap_range)
-from .tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
 INPUT, FILTER, BIAS = 0, 1, 2
 OUTPUT = 0
@@ -36,6 +37,13 @@ QUANTIZED_DIMENSION = 3
 @register
 class DepthwiseConv2D(Kernel):
     op = "DEPTHWISE_CONV_2D"
+    supported_types = ("float32", "int8 (bias int32)", "int8 x int4 (packed, bias int32)",
+                       "int16 x int8 (bias int64)")
+    weights_input = 1
+
+    def sample_rows(self, block):
+        """Batch rows are independent: the sample axis replaces the unit batch axis."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("conv.OpDataConv"))
@@ -121,6 +129,9 @@ class DepthwiseConv2D(Kernel):
         data.has_bias = bias is not None
         bias_data = bias.data if bias is not None else None
         ctx.release(inp2, flt2, bias, out2)
+        if ctx.is_tensor_compressed(node, FILTER) and flt.type == INT4:
+            raise ctx.error("Compression not supported with INT4 tensors")
+        data.decompress = ctx.decompression_scratch(node, FILTER, BIAS)
 
         # --- host-side caches
         data.kind = inp.type
@@ -201,6 +212,8 @@ class DepthwiseConv2D(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
+        if data.decompress:
+            ctx.decompress_inputs(node, data.decompress)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         if out.size == 0:

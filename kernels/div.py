@@ -18,12 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .quantization import (activation_bounds_float32, activation_bounds_int32,
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32, count_leading_sign_bits_int32,
                            get_reciprocal, quantize_multiplier, saturating_rounding_doubling_high_mul,
                            wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT32, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT32, type_name
 
 INT32_MIN = -(1 << 31)
 
@@ -71,6 +72,11 @@ def quantized_div(x1: np.ndarray, x2: np.ndarray, data: OpData) -> np.ndarray:
 @register
 class Div(Kernel):
     op = "DIV"
+    supported_types = ("float32", "int8", "int32")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("div.OpDataDiv"))

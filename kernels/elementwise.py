@@ -2,30 +2,33 @@
 SQRT and SQUARE.
 
 * SIN, COS, LOG, SQRT, SQUARE: float32 only, no OpData. The C library's ``sinf`` /
-  ``cosf`` / ``logf`` (glibc, :mod:`kernels.glibc_float`), ``sqrtf`` (IEEE, exact) and a
+  ``cosf`` / ``logf`` (glibc, :mod:`kernels.internal.glibc_float`), ``sqrtf`` (IEEE, exact) and a
   float32 ``x * x``.
 * ABS (OpDataAbsRsqrt): float32 ``fabsf``; int8 (and int16 with quantization, zero
   points 0): |x - input zero point| requantised by input scale / output scale (float32
   quotient, QuantizeMultiplier) when the scales differ, plus the output zero point,
   clamped; int16 without quantization: a plain ``std::abs`` (so -32768 stays -32768).
-* RSQRT (OpDataAbsRsqrt): float32 ``1.f / sqrtf(x)``; int8: x - input zero point must
-  be >= 0 (Eval fails otherwise), 0 gives 127, else TFLM's fixed-point inverse square
-  root (GetInvSqrtQuantizedMultiplierExp) taken to 2^20 and requantised by
-  1 / (sqrtf(input scale) * output scale).
+* RSQRT (OpDataAbsRsqrt): float32 ``1.f / sqrtf(x)``; int8 and int16 (the package's
+  kernel runs int16; quantized int16 needs zero points 0): x - input zero point must
+  be >= 0 (Eval fails otherwise), 0 gives the type's maximum, else TFLM's fixed-point
+  inverse square root (GetInvSqrtQuantizedMultiplierExp) taken to 2^20 and requantised
+  by 1 / (sqrtf(input scale) * output scale). int16 without quantization is refused
+  (TFLM's kernel would compute with a multiplier it never sets).
 
-The int8 paths evaluate their exact integer function once on all 256 inputs in Prepare
-(a host-side table) and index it in Invoke.
+The int8 and int16 paths evaluate their exact integer function once on all 256 / 65536
+inputs in Prepare (a host-side table) and index it in Invoke.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .base import Kernel, register
-from .glibc_float import cosf, logf, sinf
-from .lut import apply_int8_table, int8_table
-from .quantization import (get_inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.glibc_float import cosf, logf, sinf
+from .internal.lut import apply_int8_table, apply_int16_table, int8_table, int16_table
+from .internal.quantization import (get_inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
                            quantize_multiplier)
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _F32 = np.float32
 
@@ -51,6 +54,10 @@ class _FloatUnary(Kernel):
     """A float32-only element-wise kernel with no OpData (GenericPrepare)."""
     fn = None
 
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
+
     def prepare(self, ctx, node):
         inp, out = _check_unary(ctx, node, (FLOAT32,))
         ctx.release(inp, out)
@@ -66,30 +73,35 @@ class _FloatUnary(Kernel):
 @register
 class Sin(_FloatUnary):
     op = "SIN"
+    supported_types = ("float32",)
     fn = staticmethod(sinf)
 
 
 @register
 class Cos(_FloatUnary):
     op = "COS"
+    supported_types = ("float32",)
     fn = staticmethod(cosf)
 
 
 @register
 class Log(_FloatUnary):
     op = "LOG"
+    supported_types = ("float32",)
     fn = staticmethod(logf)
 
 
 @register
 class Sqrt(_FloatUnary):
     op = "SQRT"
+    supported_types = ("float32",)
     fn = staticmethod(np.sqrt)
 
 
 @register
 class Square(_FloatUnary):
     op = "SQUARE"
+    supported_types = ("float32",)
     fn = staticmethod(lambda x: x * x)
 
 
@@ -113,6 +125,10 @@ def _check_shift(ctx, shift: int, what: str):
 class _AbsRsqrt(Kernel):
     supported = ()
     is_abs = False
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("elementwise.OpDataAbsRsqrt"))
@@ -140,6 +156,7 @@ class _AbsRsqrt(Kernel):
 @register
 class Abs(_AbsRsqrt):
     op = "ABS"
+    supported_types = ("float32", "int8", "int16")
     supported = (FLOAT32, INT8, INT16)
 
     def _quantized_prepare(self, ctx, data, in_scale, out_scale):
@@ -181,7 +198,8 @@ _RSQRT_SHIFT = 20
 @register
 class Rsqrt(_AbsRsqrt):
     op = "RSQRT"
-    supported = (FLOAT32, INT8)
+    supported_types = ("float32", "int8", "int16")
+    supported = (FLOAT32, INT8, INT16)
 
     def _quantized_prepare(self, ctx, data, in_scale, out_scale):
         with np.errstate(all="ignore"):
@@ -190,16 +208,30 @@ class Rsqrt(_AbsRsqrt):
             raise ctx.error(f"sqrt(input scale) * output scale ({in_scale}, {out_scale}) must be positive")
         data.multiplier, data.shift = quantize_multiplier(1.0 / product)
         _check_shift(ctx, data.shift - _RSQRT_SHIFT, "1 / (sqrt(input scale) * output scale)")
-        data.table = int8_table(lambda v: self._rsqrt_quantized(v, data))
+        self._tabulate(data)
 
     @staticmethod
-    def _rsqrt_quantized(x, data):
+    def _tabulate(data):
+        if data.input_type == INT8:
+            data.table = int8_table(lambda v: Rsqrt._rsqrt_quantized(v, data, -128, 127))
+        else:
+            data.table = int16_table(lambda v: Rsqrt._rsqrt_quantized(v, data, -32768, 32767),
+                                     np.int16)
+
+    def prepare(self, ctx, node):
+        super().prepare(ctx, node)
+        if node.user_data.input_type == INT16 and not node.user_data.quantized:
+            raise ctx.error("int16 RSQRT needs quantized tensors: without, TFLM's kernel "
+                            "computes with a multiplier it never sets")
+
+    @staticmethod
+    def _rsqrt_quantized(x, data, lo: int, hi: int):
         value = x.astype(np.int64) - data.input_offset
         inv_mult, inv_shift = get_inv_sqrt_quantized_multiplier_exp(np.maximum(value, 0), -1)
         scaled = multiply_by_quantized_multiplier(np.ones_like(value), inv_mult, inv_shift + _RSQRT_SHIFT)
         out = multiply_by_quantized_multiplier(scaled, data.multiplier, data.shift - _RSQRT_SHIFT)
-        out = np.clip(out + data.output_offset, -128, 127)
-        return np.where(value == 0, 127, out)
+        out = np.clip(out + data.output_offset, lo, hi)
+        return np.where(value == 0, hi, out)
 
     def invoke(self, ctx, node):
         data = node.user_data
@@ -211,5 +243,6 @@ class Rsqrt(_AbsRsqrt):
         else:
             if x.size and int(x.min()) < data.input_offset:
                 raise ctx.error("Rsqrt is only defined for positive values")
-            result = apply_int8_table(data.table, x)
+            lookup = apply_int8_table if data.input_type == INT8 else apply_int16_table
+            result = lookup(data.table, x)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import expf, expm1f
-from .lut import apply_int8_table
-from .quantization import round_half_away
-from .tensor_utils import FLOAT32, INT8, flat_size, type_name
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.libm_float import expf, expm1f
+from .internal.lut import apply_int8_table
+from .internal.quantization import round_half_away
+from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
 _F32 = np.float32
 
@@ -47,6 +48,11 @@ class OpData:
 @register
 class Elu(Kernel):
     op = "ELU"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         data = OpData()

@@ -7,8 +7,11 @@ with a 1 inserted at the axis. Eval copies the elements.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, copy_flat, type_name
+from .internal.sample_rows import flat_copy_rows
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, copy_flat, type_name
 
 SUPPORTED = (FLOAT32, INT8, INT16)
 
@@ -16,6 +19,20 @@ SUPPORTED = (FLOAT32, INT8, INT16)
 @register
 class ExpandDims(Kernel):
     op = "EXPAND_DIMS"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """A copy of the bytes; the block inserts its unit axis where the block output
+        shape has it."""
+        axis = block.constant(1)
+        if not flat_copy_rows(block) or axis is None or len(block.outputs) != 1:
+            return False
+        shape_in, shape_out = block.shape(block.input(0)), block.shape(block.output(0))
+        for a in range(len(shape_in) + 1):
+            if shape_in[:a] + (1,) + shape_in[a:] == shape_out:
+                block.rewrite_constant(1, np.full(axis.shape, a, dtype=axis.dtype))
+                return True
+        return False
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:

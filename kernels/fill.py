@@ -7,12 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, type_name
 
 
 @register
 class Fill(Kernel):
     op = "FILL"
+    supported_types = ("float32", "int8", "int32")
+    type_input = 1
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:

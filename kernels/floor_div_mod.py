@@ -6,7 +6,7 @@ broadcasting up to 6-D, as TFLM's reference kernels.
   whole divisor and fails with "Division by 0" if any element equals 0 (either sign of
   zero) before writing anything; here that is an invoke error.
 * FLOOR_MOD: ``std::fmod`` in float (exact; NaN choice of the package's x87 code, see
-  :func:`kernels.float_ops.fmod_f32`), then, when the remainder is non-zero and its
+  :func:`kernels.internal.float_ops.fmod_f32`), then, when the remainder is non-zero and its
   sign differs from the divisor's, ``remainder + divisor`` in float. No zero check: a
   zero divisor gives NaN.
 
@@ -20,12 +20,17 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .float_ops import first_nan, fmod_f32
-from .tensor_utils import FLOAT32, type_name
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.float_ops import first_nan, fmod_f32
+from .internal.tensor_utils import FLOAT32, type_name
 
 
 class _FloorBinary(Kernel):
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1:
             raise ctx.error(f"needs two inputs and one output, got {len(node.inputs)} and "
@@ -45,6 +50,7 @@ class _FloorBinary(Kernel):
 @register
 class FloorDiv(_FloorBinary):
     op = "FLOOR_DIV"
+    supported_types = ("float32",)
 
     def invoke(self, ctx, node):
         x1, x2 = node.input_arrays
@@ -60,6 +66,7 @@ class FloorDiv(_FloorBinary):
 @register
 class FloorMod(_FloorBinary):
     op = "FLOOR_MOD"
+    supported_types = ("float32",)
 
     def invoke(self, ctx, node):
         x1, x2 = node.input_arrays

@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .quantization import (ChannelRequantizer, activation_range_float, activation_range_quantized,
+from .internal.quantization import (ChannelRequantizer, activation_range_float, activation_range_quantized,
                            multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_64,
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
-from .tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
-from .matmul import exact_int_matmul, float32_sequential_matmul, products_fit
+from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
+from .internal.matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
 OUTPUT = 0
@@ -35,13 +35,31 @@ class OpData:
     per_channel_shift = None
     is_per_channel = False
     int64_accum = False
+    #: compressed inputs (COMPRESSION_METADATA): input -> decompression scratch index
+    decompress: dict = {}
     weights = None          # (accum_depth, output_depth) float64 with the filter offset applied
-    requantizer = None      # output stage with fixed constants (constant or absent bias)
+                            # (None for weights computed at run time, e.g. a DECODE output)
+    bias = None
+    requantizer = None      # output stage with fixed constants (constant weights and bias)
 
 
 @register
 class FullyConnected(Kernel):
     op = "FULLY_CONNECTED"
+    supported_types = ("float32", "int8 (bias int32)", "int8 x int4 (packed, bias int32)",
+                       "int16 x int8 (bias int32 or int64)")
+    weights_input = 1
+
+    def sample_rows(self, block):
+        """Rows of the flattened input are independent (constant weights and bias) when
+        the input holds exactly batches x depth values and the output's last axis stays
+        the output depth (not an output of shape (1,), whose axis the samples replace)."""
+        inp, weights, out = block.input(INPUT), block.input(WEIGHTS), block.output(OUTPUT)
+        if not block.only_vary((INPUT,)) or weights is None or len(weights.shape) < 2:
+            return False
+        if tuple(out.shape) == (1,):
+            return False
+        return flat_size(inp.shape) == flat_size(out.shape[:-1]) * weights.shape[-1]
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("fully_connected.OpDataFullyConnected"))
@@ -68,9 +86,9 @@ class FullyConnected(Kernel):
             raise ctx.error(f"Type {type_name(inp.type)} not currently supported.")
         if len(flt.shape) < 2 or len(out.shape) < 1:
             raise ctx.error(f"weights need 2+ dimensions (got {flt.shape}), output 1+ (got {out.shape})")
-        if flt.data is None:
-            raise ctx.error("non-constant weights are not supported")
         if flt.type == INT4:
+            if flt.data is None:
+                raise ctx.error("int4 weights must be a constant tensor")
             data.filter_buffer_index = ctx.request_scratch(flat_size(flt.shape))
 
         accum_depth = flt.shape[-1]
@@ -86,25 +104,38 @@ class FullyConnected(Kernel):
 
         if inp.type != FLOAT32:
             self._prepare_quantized(ctx, node, data, params, inp, flt, bias, out)
-        # host-side cache of the weights as a float64 (depth x outputs) matrix
-        w = flt.data
-        if flt.type == INT4:
-            w = unpack_int4(w, flat_size(flt.shape)).reshape(flt.shape)
-        w = np.asarray(w).reshape(-1, accum_depth)[:output_depth]
-        if inp.type == FLOAT32:
-            data.weights = np.ascontiguousarray(w.T, dtype=np.float32)
-        else:
-            offset = 0 if data.is_per_channel else -data.filter_zero_point
-            data.weights = np.ascontiguousarray((w.astype(np.float64) + offset).T)
+        if ctx.is_tensor_compressed(node, WEIGHTS) and flt.type == INT4:
+            raise ctx.error("Compression not supported with INT4 tensors")
+        data.decompress = ctx.decompression_scratch(node, WEIGHTS, BIAS)
         # |input - zero point| <= 65535 and |weight (+ offset)| <= 255 (int16 x int8 at most)
         if inp.type != FLOAT32 and not products_fit(accum_depth, 65535, 255):
             raise ctx.error(f"accumulation depth {accum_depth} too large for exact float64 products")
-        data.bias = None if bias is None or bias.data is None else bias.data.reshape(-1)[:output_depth]
         data.batches, data.accum_depth, data.output_depth = batches, accum_depth, output_depth
         data.activation = params.fused_activation_function
-        if inp.type != FLOAT32 and (bias is None or data.bias is not None):
+        data.input_type, data.filter_type, data.filter_shape = inp.type, flt.type, flt.shape
+        data.has_bias = bias is not None
+        # host-side caches of constant weights and bias
+        data.weights = None if flt.data is None else self._weights(data, flt.data)
+        data.bias = None if bias is None or bias.data is None else self._bias(data, bias.data)
+        if inp.type != FLOAT32 and data.weights is not None and (bias is None or data.bias is not None):
             data.requantizer = self._requantizer(data, inp.type)
         ctx.release(inp, flt, bias, out)
+
+    @staticmethod
+    def _weights(data, w) -> np.ndarray:
+        """The weights as a (depth x outputs) matrix: float32, or float64 with the
+        filter offset applied (per-tensor int8)."""
+        if data.filter_type == INT4:
+            w = unpack_int4(w, flat_size(data.filter_shape)).reshape(data.filter_shape)
+        w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
+        if data.input_type == FLOAT32:
+            return np.ascontiguousarray(w.T, dtype=np.float32)
+        offset = 0 if data.is_per_channel else -data.filter_zero_point
+        return np.ascontiguousarray((w.astype(np.float64) + offset).T)
+
+    @staticmethod
+    def _bias(data, b) -> np.ndarray:
+        return np.asarray(b).reshape(-1)[:data.output_depth]
 
     @staticmethod
     def _requantizer(data, input_type) -> ChannelRequantizer:
@@ -133,8 +164,8 @@ class FullyConnected(Kernel):
             if not 0 <= q.quantized_dimension < len(flt.shape) or flt.shape[q.quantized_dimension] != n:
                 raise ctx.error(f"per-channel quantization has {n} scales but weights dimension "
                                 f"{q.quantized_dimension} of shape {flt.shape}")
-            data.per_channel_multiplier = ctx.persistent_array(np.int32, n)
-            data.per_channel_shift = ctx.persistent_array(np.int32, n)
+            data.per_channel_multiplier = ctx.persistent_array(np.int32, n, written=True)
+            data.per_channel_shift = ctx.persistent_array(np.int32, n, written=True)
             effective = (np.float64(inp.scale) * q.scales.astype(np.float64)) / np.float64(out.scale)
             m, s = quantize_multiplier_array(effective)
             data.per_channel_multiplier[:] = m
@@ -165,24 +196,36 @@ class FullyConnected(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
+        if data.decompress:
+            ctx.decompress_inputs(node, data.decompress)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         b, d, o = data.batches, data.accum_depth, data.output_depth
         flat_out = out.reshape(-1)
+        weights = data.weights
+        if weights is None:
+            weights = self._weights(data, node.input_arrays[WEIGHTS])
+        bias = data.bias
+        if bias is None and data.has_bias:
+            bias = self._bias(data, node.input_arrays[BIAS])
         if x.dtype == np.float32:
             lo, hi = activation_range_float(data.activation)
-            total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), data.weights)
-            if data.bias is not None:
-                total = total + data.bias
+            total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights)
+            if bias is not None:
+                total = total + bias
             np.copyto(flat_out, np.minimum(np.maximum(total, lo), hi).reshape(-1))
             return
-        xin = x.reshape(-1)[: b * d].reshape(b, d).astype(np.float64) - data.input_zero_point
-        acc = exact_int_matmul(xin, data.weights, check=False)
+        xin = np.subtract(x.reshape(-1)[: b * d].reshape(b, d), data.input_zero_point,
+                          dtype=np.float64)
         if data.requantizer is not None:
-            np.copyto(flat_out.reshape(b, o), data.requantizer(acc.T).T, casting="unsafe")
+            # the float64 product holds the exact integer sums (bounded in prepare), which
+            # the requantizer takes as they are
+            np.copyto(flat_out.reshape(b, o), data.requantizer((xin @ weights).T).T,
+                      casting="unsafe")
             return
-        if data.bias is not None:
-            acc = acc + data.bias.astype(np.int64)
+        acc = exact_int_matmul(xin, weights, check=False)
+        if bias is not None:
+            acc = acc + bias.astype(np.int64)
         if data.int64_accum:
             mult = data.per_channel_multiplier if data.is_per_channel else data.output_multiplier
             shift = data.per_channel_shift if data.is_per_channel else data.output_shift

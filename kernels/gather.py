@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT32, flat_size, items, type_name
+from .internal.sample_rows import outputs_match
+from .internal.tensor_utils import FLOAT32, INT8, INT32, flat_size, items, make_output_dims_writable, type_name
 
 
 class OpData:
@@ -32,6 +33,30 @@ def check_positions(coords: np.ndarray, axis_size: int):
 @register
 class Gather(Kernel):
     op = "GATHER"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Either the positions are constant and the gathered axis is not the batch
+        axis the samples replace, or the values are constant and the positions vary
+        (axis 0, no batch dimensions); the block shapes must line up."""
+        params, coords = block.input(0), block.input(1)
+        if params is None or coords is None or int(block.params.batch_dims) != 0:
+            return False
+        axis = int(block.params.axis)
+        if block.only_vary((0,)):
+            new_axis = block.block_axis(params, axis)
+            if new_axis is None:
+                return False
+            p = block.shape(params)
+            shape = p[:new_axis] + tuple(coords.shape) + p[new_axis + 1:]
+            block.rewrite_params(axis=new_axis)
+        elif block.only_vary((1,)):
+            if axis not in (0, -len(params.shape)):
+                return False
+            shape = block.shape(coords) + tuple(params.shape[1:])
+        else:
+            return False
+        return outputs_match(block, [shape])
 
     def init(self, ctx, node):
         return OpData()
@@ -66,9 +91,7 @@ class Gather(Kernel):
             if in_shape[i] != c_shape[i]:
                 raise ctx.error(f"batch dimension {i}: input has {in_shape[i]}, positions "
                                 f"{c_shape[i]}")
-        # TFLM's CreateWritableTensorDimsWithCopy: a persistent TfLiteIntArray of the
-        # output's (model) rank
-        ctx.allocate_persistent(ctx.sizeof("TfLiteIntArray") + 4 * len(out.shape))
+        make_output_dims_writable(ctx, len(out.shape))
         expected = in_shape[:axis] + c_shape[batch_dims:] + in_shape[axis + 1:]
         if tuple(out.shape) != expected:
             raise ctx.error(f"output shape {tuple(out.shape)} is not the gathered shape {expected}")

@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .lut import apply_int8_table, int8_table
-from .quantization import (c_div, quantize_multiplier, rounding_divide_by_pot_int16,
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.lut import apply_int8_table, int8_table
+from .internal.quantization import (c_div, quantize_multiplier, rounding_divide_by_pot_int16,
                            saturating_rounding_doubling_high_mul_int16, wrap_int16)
-from .tensor_utils import FLOAT32, INT8, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
 _INT32_MAX = (1 << 31) - 1
 
@@ -78,6 +79,11 @@ def hard_swish_float(x: np.ndarray) -> np.ndarray:
 @register
 class HardSwish(Kernel):
     op = "HARD_SWISH"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("hard_swish.HardSwishParams"))

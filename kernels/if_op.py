@@ -12,8 +12,8 @@ from __future__ import annotations
 from micro_runtime import schema
 
 from .base import Kernel, register
-from .subgraph_copy import check_index, copy_from_subgraph_outputs, copy_to_subgraph_inputs, op_inputs
-from .tensor_utils import type_name
+from .internal.subgraph_copy import check_index, copy_from_subgraph_outputs, copy_to_subgraph_inputs, op_inputs
+from .internal.tensor_utils import type_name
 
 
 class OpData:
@@ -25,6 +25,8 @@ class OpData:
 @register
 class If(Kernel):
     op = "IF"
+    supported_types = ("*",)
+    type_input = 1
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("if.OpData"))

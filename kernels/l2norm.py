@@ -14,9 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .quantization import (ACT_NONE, get_inv_sqrt_quantized_multiplier_exp,
+from .internal.sample_rows import same_shape_rows
+from .internal.float_ops import add_f32
+from .internal.quantization import (ACT_NONE, get_inv_sqrt_quantized_multiplier_exp,
                            multiply_by_quantized_multiplier, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
 _F32 = np.float32
 _EPSILON = _F32(1e-6)
@@ -30,13 +32,18 @@ def float_row_sum(rows: np.ndarray) -> np.ndarray:
     """Sequential float32 sum along the last axis (TFLM's loop order)."""
     acc = np.zeros(rows.shape[:-1], dtype=_F32)
     for c in range(rows.shape[-1]):
-        acc = acc + rows[..., c]
+        acc = add_f32(acc, rows[..., c])
     return acc
 
 
 @register
 class L2Normalization(Kernel):
     op = "L2_NORMALIZATION"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Along the last axis, every other axis a row: samples stay apart."""
+        return same_shape_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("l2norm.L2NormalizationParams"))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .lut import apply_int8_table, int8_table
-from .quantization import multiply_by_quantized_multiplier, quantize_multiplier
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.lut import apply_int8_table, int8_table
+from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _RANGES = {np.dtype(np.int8): (-128, 127), np.dtype(np.int16): (-32768, 32767)}
 
@@ -50,6 +51,11 @@ def leaky_relu_quantized(x: np.ndarray, data: LeakyReluOpData, out_dtype) -> np.
 @register
 class LeakyRelu(Kernel):
     op = "LEAKY_RELU"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("leaky_relu.LeakyReluOpData"))

@@ -14,13 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .glibc_float import logf
+from .internal.sample_rows import same_shape_rows
+from .internal.glibc_float import logf
 from .l2norm import float_row_sum
-from .libm_float import expf
-from .quantization import (INT32_MIN, calculate_input_radius, exp_on_negative_values,
+from .internal.float_ops import sequential_extreme, sub_f32
+from .internal.libm_float import expf
+from .internal.quantization import (INT32_MIN, calculate_input_radius, exp_on_negative_values,
                            log_x_for_x_greater_than_or_equal_to_1, multiply_by_quantized_multiplier,
                            preprocess_log_softmax_scaling_exp, rounding_divide_by_pot, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, type_name
+from .internal.tensor_utils import FLOAT32, INT8, type_name
 
 _F32 = np.float32
 _OUTPUT_SCALE = _F32(16.0 / 256)
@@ -41,6 +43,11 @@ class LogSoftmaxOpData:
 @register
 class LogSoftmax(Kernel):
     op = "LOG_SOFTMAX"
+    supported_types = ("float32", "int8")
+
+    def sample_rows(self, block):
+        """Along the last axis, every other axis a row: samples stay apart."""
+        return same_shape_rows(block)
 
     def init(self, ctx, node):
         return LogSoftmaxOpData()
@@ -92,10 +99,10 @@ class LogSoftmax(Kernel):
     @staticmethod
     def _float(rows):
         with np.errstate(all="ignore"):
-            row_max = np.fmax.reduce(rows, axis=1, initial=-np.finfo(_F32).max).astype(_F32)
-            shifted = rows - row_max[:, None]
+            row_max = sequential_extreme(rows, 1, -np.finfo(_F32).max)
+            shifted = sub_f32(rows, row_max[:, None])
             log_sum = logf(float_row_sum(expf(shifted)))
-            return shifted - log_sum[:, None]
+            return sub_f32(shifted, log_sum[:, None])
 
     @staticmethod
     def _int8(rows, data):

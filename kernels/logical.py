@@ -12,12 +12,17 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .tensor_utils import BOOL, flat_size, type_name
+from .internal.sample_rows import elementwise_rows, flat_elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.tensor_utils import BOOL, flat_size, type_name
 
 
 class _LogicalBinary(Kernel):
     func = None   # numpy ufunc
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1 or min(node.inputs) < 0 or node.outputs[0] < 0:
@@ -39,18 +44,25 @@ class _LogicalBinary(Kernel):
 @register
 class LogicalAnd(_LogicalBinary):
     op = "LOGICAL_AND"
+    supported_types = ("bool",)
     func = staticmethod(np.logical_and)
 
 
 @register
 class LogicalOr(_LogicalBinary):
     op = "LOGICAL_OR"
+    supported_types = ("bool",)
     func = staticmethod(np.logical_or)
 
 
 @register
 class LogicalNot(Kernel):
     op = "LOGICAL_NOT"
+    supported_types = ("bool",)
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:

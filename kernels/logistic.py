@@ -8,18 +8,19 @@
   scale is taken to be 1/256 whatever the tensor says).
 * int16: zero points 0, output scale 2^-15. The input is rescaled by 3 * 2^12 * scale
   (exactly 3x for a 2^-12 input scale) and TFLM's 256-entry sigmoid table is
-  interpolated in unsigned arithmetic (:data:`kernels.lut.SIGMOID_TABLE_UINT16`).
+  interpolated in unsigned arithmetic (:data:`kernels.internal.lut.SIGMOID_TABLE_UINT16`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import sigmoid_reference_float
-from .lut import apply_int8_table, int8_table, logistic_int16, sigmoid_table_input_multiplier
-from .quantization import (checked_log2, fixed_point_input_rescale, fixed_point_logistic,
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.libm_float import sigmoid_reference_float
+from .internal.lut import apply_int8_table, int8_table, logistic_int16, sigmoid_table_input_multiplier
+from .internal.quantization import (checked_log2, fixed_point_input_rescale, fixed_point_logistic,
                            multiply_by_quantized_multiplier, rounding_divide_by_pot)
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _INT8_INPUT_INTEGER_BITS = 4
 _INT16_OUTPUT_FRACTIONAL_BITS = 15
@@ -53,6 +54,11 @@ def int8_fixed_point_activation(x: np.ndarray, data, fixed_point_fn, output_frac
 @register
 class Logistic(Kernel):
     op = "LOGISTIC"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("logistic.OpDataLogistic"))

@@ -11,14 +11,19 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, type_name
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, type_name
 
 SUPPORTED = (FLOAT32, INT8, INT16, INT32, INT64)
 
 
 class _MaximumMinimum(Kernel):
     pick_first = None   # ufunc: True where the first operand is returned
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 2 or len(node.outputs) != 1 or min(node.inputs) < 0 or node.outputs[0] < 0:
@@ -42,10 +47,12 @@ class _MaximumMinimum(Kernel):
 @register
 class Maximum(_MaximumMinimum):
     op = "MAXIMUM"
+    supported_types = ("float32", "int8", "int16", "int32", "int64")
     pick_first = staticmethod(np.greater)
 
 
 @register
 class Minimum(_MaximumMinimum):
     op = "MINIMUM"
+    supported_types = ("float32", "int8", "int16", "int32", "int64")
     pick_first = staticmethod(np.less)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .quantization import (activation_bounds_float32, activation_bounds_int32,
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32,
                            multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 
 class OpData:
@@ -22,6 +23,11 @@ class OpData:
 @register
 class Mul(Kernel):
     op = "MUL"
+    supported_types = ("float32", "int8", "int16", "int32")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("mul.OpDataMul"))

@@ -9,7 +9,7 @@ prepare, from the run-time tensors only, so the arena sees nothing TFLM does not
 from __future__ import annotations
 
 from .base import Kernel, register
-from .tensor_utils import (FLOAT32, INT8, INT16, INT32, INT64, copy_rows, flat_size, normalize_axis,
+from .internal.tensor_utils import (FLOAT32, INT8, INT16, INT32, INT64, copy_rows, flat_size, normalize_axis,
                            type_name)
 
 SUPPORTED = (FLOAT32, INT8, INT16, INT32, INT64)
@@ -23,6 +23,7 @@ class OpData:
 @register
 class Pack(Kernel):
     op = "PACK"
+    supported_types = ("float32", "int8", "int16", "int32", "int64")
 
     def init(self, ctx, node):
         return OpData()

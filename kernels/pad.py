@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, int32_words, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, int32_words, type_name
 
 MAX_DIMS = 5
 SUPPORTED = (FLOAT32, INT8, INT16, INT32)
@@ -34,6 +34,25 @@ class OpData:
 
 
 class _PadBase(Kernel):
+
+    def sample_rows(self, block):
+        """Samples stay apart unless the batch axis the samples replace is padded; a
+        prepended sample axis gets a zero padding row."""
+        if not block.only_vary((0,)):
+            return False
+        inp = block.input(0)
+        rank = len(inp.shape)
+        paddings = block.constant(1)
+        if paddings is None or paddings.dtype != np.int32:
+            return False
+        words = int32_words(paddings, 2 * rank)
+        if words is None:
+            return False
+        rows = np.asarray(words, dtype=np.int64).reshape(rank, 2)
+        if block.merged(inp):
+            return rank >= 1 and not rows[0].any()
+        block.rewrite_constant(1, np.concatenate([[[0, 0]], rows]).astype(np.int32))
+        return True
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("pad.OpData"))
         return OpData()
@@ -123,8 +142,10 @@ class _PadBase(Kernel):
 @register
 class Pad(_PadBase):
     op = "PAD"
+    supported_types = ("float32", "int8", "int16", "int32")
 
 
 @register
 class PadV2(_PadBase):
     op = "PADV2"
+    supported_types = ("float32", "int8", "int16", "int32")

@@ -21,10 +21,12 @@ from typing import List, Tuple
 import numpy as np
 
 from .base import Kernel, register
-from .padding import SAME, VALID, compute_padding_height_width, padding_mode, window_view
-from .quantization import (activation_bounds_float32, clip_into, activation_range_quantized, clamp_float32,
+from .internal.padding import window_view
+from .internal.pooling import pool_geometry, pooling_taps
+from .internal.sample_rows import batch_axis_rows
+from .internal.quantization import (activation_bounds_float32, clip_into, activation_range_quantized, clamp_float32,
                            wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, type_name
 
 _LOWEST = {np.dtype(np.int8): -128, np.dtype(np.int16): -32768}
 
@@ -40,16 +42,6 @@ class OpData:
     acc_dtype = np.int64
 
 
-def _tap_positions(out_size: int, stride: int, offset: int, in_size: int):
-    """(output slice, input slice) of the outputs o with 0 <= o*stride + offset < in_size."""
-    first = max(0, -(offset // stride))                 # ceil(-offset / stride)
-    end = min(out_size, -((offset - in_size) // stride))  # ceil((in_size - offset) / stride)
-    if end <= first:
-        return None
-    start = first * stride + offset
-    return slice(first, end), slice(start, (end - 1) * stride + offset + 1, stride)
-
-
 def _windows(x: np.ndarray, data, fill) -> np.ndarray:
     """(batch, out_h, out_w, filter_h, filter_w, depth) view of every pooling window,
     the input padded with ``fill`` (0 for sums: TFLM skips padded taps; the lowest value
@@ -62,6 +54,10 @@ def _windows(x: np.ndarray, data, fill) -> np.ndarray:
 
 class _Pool(Kernel):
     """Init and Prepare shared by both pooling ops (TFLM's PoolInit / PoolingPrepare)."""
+
+    def sample_rows(self, block):
+        """Batch rows are independent: the sample axis replaces the unit batch axis."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("pooling.OpDataPooling"))
@@ -78,16 +74,8 @@ class _Pool(Kernel):
             raise ctx.error("needs an output tensor")
         if len(inp.shape) != 4 or len(out.shape) != 4:
             raise ctx.error(f"input and output must be 4-D (NHWC), got {inp.shape} and {out.shape}")
-        mode = padding_mode(params)
-        if mode not in (SAME, VALID):
-            raise ctx.error("missing or unknown padding in Pool2DOptions")
-        sh, sw = int(params.stride_h), int(params.stride_w)
-        fh, fw = int(params.filter_height), int(params.filter_width)
-        if sh < 1 or sw < 1 or fh < 1 or fw < 1:
-            raise ctx.error(f"strides ({sh}, {sw}) and filter size ({fh}, {fw}) must be >= 1")
         batches, in_h, in_w, depth = inp.shape
-        data.padding, out_h, out_w = compute_padding_height_width(
-            sh, sw, 1, 1, in_h, in_w, fh, fw, mode)
+        data.padding, out_h, out_w, (fh, fw, sh, sw) = pool_geometry(ctx, params, in_h, in_w)
         expected = (batches, out_h, out_w, depth)
         if tuple(out.shape) != expected:
             raise ctx.error(f"output shape {tuple(out.shape)} does not match the pooled shape {expected}")
@@ -113,18 +101,8 @@ class _Pool(Kernel):
                 raise ctx.error(str(e)) from None
         # the tap plan: for each filter tap (row-major), the outputs it reaches
         pad = data.padding
-        data.taps = []
-        count = np.zeros((out_h, out_w), dtype=np.int64)
-        for fy in range(fh):
-            rows = _tap_positions(out_h, sh, fy - pad.height, in_h)
-            if rows is None:
-                continue
-            for fx in range(fw):
-                cols = _tap_positions(out_w, sw, fx - pad.width, in_w)
-                if cols is None:
-                    continue
-                data.taps.append((rows[0], cols[0], rows[1], cols[1]))
-                count[rows[0], cols[0]] += 1
+        data.taps, count = pooling_taps(in_h, in_w, out_h, out_w, fh, fw, sh, sw,
+                                        pad.height, pad.width)
         if count.size and count.min() == 0:
             raise ctx.error("a pooling window lies entirely in the padding")
         data.count = count[None, :, :, None]
@@ -141,6 +119,7 @@ class _Pool(Kernel):
 @register
 class AveragePool2D(_Pool):
     op = "AVERAGE_POOL_2D"
+    supported_types = ("float32", "int8", "int16")
 
     def invoke(self, ctx, node):
         data = node.user_data
@@ -169,6 +148,7 @@ class AveragePool2D(_Pool):
 @register
 class MaxPool2D(_Pool):
     op = "MAX_POOL_2D"
+    supported_types = ("float32", "int8", "int16")
 
     def invoke(self, ctx, node):
         data = node.user_data

@@ -17,9 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .broadcast import broadcast_shape
-from .quantization import multiply_by_quantized_multiplier, quantize_multiplier
-from .tensor_utils import FLOAT32, INT8, INT16, type_name
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import broadcast_shape
+from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier
+from .internal.tensor_utils import FLOAT32, INT8, INT16, type_name
 
 _F32 = np.float32
 _RANGES = {INT8: (-128, 127), INT16: (-32768, 32767)}
@@ -38,6 +39,12 @@ class PreluParams:
 @register
 class Prelu(Kernel):
     op = "PRELU"
+    supported_types = ("float32", "int8", "int16 x int8")
+    weights_input = 1
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("prelu.PreluParams"))

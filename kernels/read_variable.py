@@ -13,12 +13,14 @@ from micro_runtime import schema
 from micro_runtime.errors import KernelError
 
 from .base import Kernel, register
-from .tensor_utils import type_name
+from .internal.tensor_utils import type_name
 
 
 @register
 class ReadVariable(Kernel):
     op = "READ_VARIABLE"
+    supported_types = ("*",)
+    type_input = None
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:

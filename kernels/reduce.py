@@ -26,8 +26,10 @@ from typing import Dict, Tuple
 import numpy as np
 
 from .base import Kernel, register
-from .quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
-from .tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, flat_size, type_name
+from .internal.float_ops import sequential_extreme
+from .internal.sample_rows import outputs_match, rewrite_axis_constant
+from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
+from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, flat_size, type_name
 
 _FLT_MAX = np.float32(np.finfo(np.float32).max)
 
@@ -85,19 +87,22 @@ def float32_sequential_sum(cols: np.ndarray) -> np.ndarray:
     return total + np.float32(0.0)   # 0.0 + (-0.0) is +0.0, as TFLM's start from 0.0f
 
 
-def first_zero_fix(result: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Where a min/max reduction ended on a zero, the sign of the first zero of the column
-    (TFLM keeps the first of equal values)."""
-    zero = result == 0
-    if zero.any():
-        sub = cols[:, zero]
-        result = result.copy()
-        result[zero] = sub[np.argmax(sub == 0, axis=0), np.arange(sub.shape[1])]
-    return result
-
-
 class _Reduce(Kernel):
     """The shared init and the evaluation plumbing of TFLM's reduce kernels."""
+
+    def sample_rows(self, block):
+        """Samples stay apart when the reduced axes (a constant) exclude the batch axis
+        the samples replace; the same axes, in order, are reduced for every sample."""
+        inp = block.input(0)
+        if not block.only_vary((0,)) or len(inp.shape) == 0 or not rewrite_axis_constant(block, 1, inp):
+            return False
+        shape = block.shape(inp)
+        axes = {a % len(shape) for a in block.new_constants[1].reshape(-1).tolist()}
+        if block.params.keep_dims:
+            reduced = [1 if i in axes else d for i, d in enumerate(shape)]
+        else:
+            reduced = [d for i, d in enumerate(shape) if i not in axes]
+        return outputs_match(block, [reduced])
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("reduce.OpDataReduce"))
@@ -237,11 +242,13 @@ def count_leading_zeros_u64(n: int) -> int:
 @register
 class Mean(_MeanOrSum):
     op = "MEAN"
+    supported_types = ("float32", "int8", "int16")
 
 
 @register
 class Sum(_MeanOrSum):
     op = "SUM"
+    supported_types = ("float32", "int8", "int16")
     compute_sum = True
 
 
@@ -276,8 +283,7 @@ class _MinMax(_Reduce):
             if plan.empty:
                 return np.full(plan.num_outputs, init, dtype=np.float32)
             cols = plan.columns(x)
-            reducer = np.fmax if self.is_max else np.fmin
-            return first_zero_fix(reducer.reduce(cols, axis=0, initial=init), cols)
+            return sequential_extreme(cols, 0, init, self.is_max)
         info = np.iinfo(x.dtype)
         init = info.min if self.is_max else info.max
         if plan.empty:
@@ -289,17 +295,20 @@ class _MinMax(_Reduce):
 @register
 class ReduceMax(_MinMax):
     op = "REDUCE_MAX"
+    supported_types = ("float32", "int8")
 
 
 @register
 class ReduceMin(_MinMax):
     op = "REDUCE_MIN"
+    supported_types = ("float32", "int8")
     is_max = False
 
 
 @register
 class ReduceAll(_Reduce):
     op = "REDUCE_ALL"
+    supported_types = ("bool",)
     types = (BOOL,)
     uses_multiplier = False
 

@@ -13,12 +13,18 @@ zero-byte buffer.
 from __future__ import annotations
 
 from .base import Kernel, register
-from .tensor_utils import copy_flat, type_name
+from .internal.sample_rows import flat_copy_rows
+from .internal.tensor_utils import copy_flat, type_name
 
 
 @register
 class Reshape(Kernel):
     op = "RESHAPE"
+    supported_types = ("*",)
+
+    def sample_rows(self, block):
+        """A copy of the bytes: each sample's bytes land in its own rows."""
+        return flat_copy_rows(block)
 
     def prepare(self, ctx, node):
         n_in = len(node.inputs)

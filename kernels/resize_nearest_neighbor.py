@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .quantization import round_half_away
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, items, type_name
+from .internal.sample_rows import batch_axis_rows
+from .internal.quantization import round_half_away
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, items, type_name
 
 SUPPORTED = (FLOAT32, INT8, INT16)
 
@@ -45,6 +46,11 @@ class OpData:
 @register
 class ResizeNearestNeighbor(Kernel):
     op = "RESIZE_NEAREST_NEIGHBOR"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Batch rows are independent (constant size)."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         return OpData()

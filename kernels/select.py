@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import BOOL, FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.sample_rows import elementwise_rows
+from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, flat_size, type_name
 
 MAX_DIMS = 6
 SUPPORTED = (FLOAT32, INT8, INT16)
@@ -49,6 +50,12 @@ def _check_broadcast(ctx, shapes, out_shape):
 @register
 class SelectV2(Kernel):
     op = "SELECT_V2"
+    supported_types = ("float32", "int8", "int16")
+    type_input = 1
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("select.OpData"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import INT32, type_name
+from .internal.tensor_utils import INT32, type_name
 
 
 class OpData:
@@ -16,6 +16,7 @@ class OpData:
 @register
 class Shape(Kernel):
     op = "SHAPE"
+    supported_types = ("*->int32",)
 
     def init(self, ctx, node):
         return OpData()

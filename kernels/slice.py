@@ -17,7 +17,7 @@ from typing import Tuple, Union
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, INT64, type_name
+from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, INT64, type_name
 
 MAX_DIMS = 5
 SUPPORTED = (FLOAT32, INT32, INT8, INT16, BOOL)
@@ -49,6 +49,7 @@ class OpData:
 @register
 class Slice(Kernel):
     op = "SLICE"
+    supported_types = ("float32", "int8", "int16", "int32", "bool")
 
     def init(self, ctx, node):
         return OpData()

@@ -16,13 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import expf
-from .lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
-from .quantization import (calculate_input_radius, count_leading_zeros_u32, exp_on_negative_values,
+from .internal.sample_rows import same_shape_rows
+from .internal.libm_float import expf
+from .internal.float_ops import sequential_extreme
+from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
+from .internal.quantization import (calculate_input_radius, count_leading_zeros_u32, exp_on_negative_values,
                            get_reciprocal, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_greater_than_one, quantize_multiplier,
                            rounding_divide_by_pot, saturating_rounding_doubling_high_mul, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
@@ -56,6 +58,11 @@ def _one_over_one_plus_x(x: np.ndarray) -> np.ndarray:
 @register
 class Softmax(Kernel):
     op = "SOFTMAX"
+    supported_types = ("float32->float32", "int8->int8", "int8->int16", "int16->int16")
+
+    def sample_rows(self, block):
+        """Along the last axis, every other axis a row: samples stay apart."""
+        return same_shape_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("softmax.SoftmaxParams"))
@@ -156,8 +163,7 @@ class Softmax(Kernel):
     @staticmethod
     def _float(rows: np.ndarray, data) -> np.ndarray:
         # std::max from the lowest float: NaNs never win, -inf rows keep the lowest
-        row_max = np.fmax.reduce(rows, axis=1, keepdims=True)
-        row_max = np.where(row_max > _F32_LOWEST, row_max, np.float32(_F32_LOWEST))
+        row_max = sequential_extreme(rows, 1, _F32_LOWEST, keepdims=True)
         with np.errstate(all="ignore"):
             exps = expf((rows - row_max) * np.float32(data.beta))
             total = np.add.accumulate(exps, axis=1, dtype=np.float32)[:, -1:]

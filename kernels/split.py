@@ -9,7 +9,7 @@ range, type) or not at all (output shapes and types) are made here in prepare.
 from __future__ import annotations
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, copy_rows, flat_size, int32_words, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, copy_rows, flat_size, int32_words, type_name
 
 SUPPORTED = (FLOAT32, INT8, INT16, INT32)
 
@@ -74,6 +74,8 @@ def split_invoke(node, data, x):
 @register
 class Split(Kernel):
     op = "SPLIT"
+    supported_types = ("float32", "int8", "int16", "int32")
+    type_input = 1
 
     def init(self, ctx, node):
         return OpData()

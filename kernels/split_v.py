@@ -15,6 +15,7 @@ from .split import OpData, split_invoke, split_prepare
 @register
 class SplitV(Kernel):
     op = "SPLIT_V"
+    supported_types = ("float32", "int8", "int16", "int32")
 
     def init(self, ctx, node):
         return OpData()

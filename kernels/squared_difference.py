@@ -20,13 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .float_ops import sub_f32
-from .broadcast import check_broadcast_output
-from .quantization import (multiply_by_quantized_multiplier,
+from .internal.sample_rows import elementwise_rows
+from .internal.float_ops import sub_f32
+from .internal.broadcast import check_broadcast_output
+from .internal.quantization import (multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier, quantize_multiplier_smaller_than_one_exp,
                            wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 
 class QuantParams:
@@ -55,6 +56,11 @@ class OpData:
 @register
 class SquaredDifference(Kernel):
     op = "SQUARED_DIFFERENCE"
+    supported_types = ("float32", "int8", "int16", "int32")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("squared_difference.OpData"))

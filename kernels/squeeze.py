@@ -10,7 +10,8 @@ those checks are made here in prepare.
 from __future__ import annotations
 
 from .base import Kernel, register
-from .tensor_utils import copy_flat, normalize_axis
+from .internal.sample_rows import flat_copy_rows
+from .internal.tensor_utils import copy_flat, normalize_axis
 
 MAX_DIMS = 8
 
@@ -18,6 +19,26 @@ MAX_DIMS = 8
 @register
 class Squeeze(Kernel):
     op = "SQUEEZE"
+    supported_types = ("*",)
+
+    def sample_rows(self, block):
+        """A copy of the bytes; the block squeezes the unit axes that turn the block
+        input shape into the block output shape."""
+        if not flat_copy_rows(block) or len(block.outputs) != 1:
+            return False
+        shape_in, shape_out = block.shape(block.input(0)), block.shape(block.output(0))
+        axes, j = [], 0
+        for i, d in enumerate(shape_in):
+            if j < len(shape_out) and d == shape_out[j]:
+                j += 1
+            elif d == 1:
+                axes.append(i)
+            else:
+                return False
+        if j != len(shape_out) or not axes:
+            return False
+        block.rewrite_params(squeeze_dims=tuple(axes))
+        return True
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:

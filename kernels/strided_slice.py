@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, int32_words, type_name
+from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, int32_words, type_name
 
 MAX_DIMS = 4
 SUPPORTED = (FLOAT32, INT8, INT16, INT32, BOOL)
@@ -56,6 +56,37 @@ class OpData:
 @register
 class StridedSlice(Kernel):
     op = "STRIDED_SLICE"
+    supported_types = ("float32", "int8", "int16", "int32", "bool")
+
+    def sample_rows(self, block):
+        """The block slice takes every sample: a prepended sample axis gets a full-range
+        entry; a merged one (the unit batch axis) is taken whole with stride 1. Prepare
+        checks the block output shape."""
+        if not block.only_vary((0,)) or block.params.ellipsis_mask or block.params.new_axis_mask:
+            return False
+        inp = block.input(0)
+        dims = len(inp.shape)
+        constants = [block.constant(i) for i in (1, 2, 3)]
+        if any(c is None or c.dtype != np.int32 for c in constants):
+            return False
+        vectors = [int32_words(c, dims) for c in constants]
+        if any(v is None for v in vectors):
+            return False
+        begins, ends, strides = ([int(x) for x in v] for v in vectors)
+        p = block.params
+        begin_mask, end_mask = int(p.begin_mask) & 0xFFFF, int(p.end_mask) & 0xFFFF
+        shrink = int(p.shrink_axis_mask)
+        if block.merged(inp):
+            if shrink & 1:
+                return False
+            strides[0], begin_mask, end_mask = 1, begin_mask | 1, end_mask | 1
+        else:
+            begins, ends, strides = [0] + begins, [0] + ends, [1] + strides
+            begin_mask, end_mask, shrink = begin_mask << 1 | 1, end_mask << 1 | 1, shrink << 1
+        for i, values in ((1, begins), (2, ends), (3, strides)):
+            block.rewrite_constant(i, np.asarray(values, dtype=np.int32))
+        block.rewrite_params(begin_mask=begin_mask, end_mask=end_mask, shrink_axis_mask=shrink)
+        return True
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("strided_slice.StridedSliceParams"))

@@ -12,10 +12,11 @@ import numpy as np
 
 from .add import RescaleParams, rescaled_inputs, requantize_sum
 from .base import Kernel, register
-from .broadcast import check_broadcast_output
-from .quantization import (activation_bounds_float32, activation_bounds_int32, clamp_float32,
+from .internal.sample_rows import elementwise_rows
+from .internal.broadcast import check_broadcast_output
+from .internal.quantization import (activation_bounds_float32, activation_bounds_int32, clamp_float32,
                            wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 
 class OpData:
@@ -27,6 +28,11 @@ class OpData:
 @register
 class Sub(Kernel):
     op = "SUB"
+    supported_types = ("float32", "int8", "int16", "int32")
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting: samples stay apart when their axes line up."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("sub.OpDataSub"))

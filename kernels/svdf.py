@@ -20,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import activation_value_float
-from .matmul import exact_int_matmul, float32_sequential_matmul
-from .quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
+from .internal.sample_rows import batch_axis_rows
+from .internal.libm_float import activation_value_float
+from .internal.matmul import exact_int_matmul, float32_sequential_matmul
+from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 INPUT, WEIGHTS_FEATURE, WEIGHTS_TIME, BIAS, ACTIVATION_STATE = range(5)
 OUTPUT = 0
@@ -45,6 +46,15 @@ class OpData:
 @register
 class Svdf(Kernel):
     op = "SVDF"
+    supported_types = ("float32", "int8 (time weights and state int16 or int8)")
+    weights_input = 1
+
+    def sample_rows(self, block):
+        """Batch rows are independent, the activation state one row per batch: the
+        sample axis replaces the unit batch axis of the input, state and output (the
+        whole-buffer shift moves one value across rows, into a slot every row then
+        overwrites)."""
+        return batch_axis_rows(block, (INPUT, ACTIVATION_STATE))
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("svdf.OpDataSvdf"))
@@ -102,8 +112,6 @@ class Svdf(Kernel):
                 # its scale, the float eval its data): it crashes on a bias-less SVDF.
                 raise ctx.error("SVDF without a bias tensor is not supported (TFLM's kernel "
                                 "dereferences the missing bias)")
-            if wf.data is None or wt.data is None or bias.data is None:
-                raise ctx.error("non-constant weights or bias are not supported")
 
             if inp.type == INT8:
                 self._prepare_int8(ctx, data, inp, wf, wt, bias, state, out,
@@ -118,15 +126,15 @@ class Svdf(Kernel):
                 if out.type != FLOAT32:
                     raise ctx.error(f"output type {type_name(out.type)} must be float32")
                 data.scratch_tensor_index = ctx.request_scratch(batch_size * num_filters * 4)
-                data.weights_feature = np.ascontiguousarray(
-                    np.asarray(wf.data, dtype=np.float32).T)
-                data.weights_time = np.asarray(wt.data, dtype=np.float32).reshape(
-                    num_filters, memory_size)
-                data.bias = np.asarray(bias.data, np.float32).reshape(-1)[:num_units]
                 data.activation = int(params.fused_activation_function)
             data.batch_size, data.input_size = batch_size, input_size
             data.num_filters, data.num_units = num_filters, num_units
             data.memory_size, data.rank = memory_size, rank
+            data.integer = inp.type == INT8
+            # weights and bias from a DECODE operator arrive at invoke
+            data.constant = wf.data is not None and wt.data is not None and bias.data is not None
+            if data.constant:
+                self._cache_weights(data, wf.data, wt.data, bias.data)
         finally:
             ctx.release(inp, wf, wt, state, out, bias)
 
@@ -161,43 +169,92 @@ class Svdf(Kernel):
         data.activation_state_zero_point = state.zero_point
         data.scratch_tensor_index = ctx.request_scratch(batch_size * num_filters * 4)
         data.scratch_output_tensor_index = ctx.request_scratch(batch_size * num_units * 4)
-        # host-side caches
-        data.weights_feature = np.ascontiguousarray(np.asarray(wf.data, dtype=np.float64).T)
-        data.weights_time = np.asarray(wt.data, dtype=np.int64).reshape(num_filters, -1)
-        data.bias = np.asarray(bias.data, dtype=np.int64).reshape(-1)[:num_units]
         info = np.iinfo(state.dtype)
         data.state_min, data.state_max = int(info.min), int(info.max)
 
+    @staticmethod
+    def _cache_weights(data, wf, wt, bias) -> None:
+        """The weights and bias as the invoke paths use them (float64 / int64 for the
+        integer path)."""
+        if data.integer:
+            data.weights_feature = np.ascontiguousarray(np.asarray(wf, dtype=np.float64).T)
+            data.weights_time = np.asarray(wt, dtype=np.int64).reshape(data.num_filters, -1)
+            data.bias = np.asarray(bias, dtype=np.int64).reshape(-1)[:data.num_units]
+            # the feature sums are exact in float64 and wrap in int32 only when some
+            # filter's sum of |weights| x the largest |input - zero point| reaches 2^31
+            zp = data.input_zero_point
+            largest_input = max(abs(-128 - zp), abs(127 - zp))
+            largest_dot = float(np.abs(data.weights_feature).sum(axis=0).max(initial=0)) * largest_input
+            data.feature_may_wrap = largest_dot >= 2.0 ** 31
+            # time sums: |state - zero point| x |time weight| per slot, summed over the
+            # memory; float64 holds them exactly below 2^53
+            zp = data.activation_state_zero_point
+            largest_state = max(abs(data.state_min - zp), abs(data.state_max - zp))
+            largest_time = float(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * largest_state
+            data.weights_time_f64 = (data.weights_time.astype(np.float64)
+                                     if largest_time < 2.0 ** 53 else None)
+            # all memory slots but the newest, summed per filter (a uniform state's share)
+            data.weights_time_head = data.weights_time[:, :-1].sum(axis=1)
+            data.weights_time_last = data.weights_time[:, -1]
+        else:
+            data.weights_feature = np.ascontiguousarray(np.asarray(wf, dtype=np.float32).T)
+            data.weights_time = np.asarray(wt, dtype=np.float32).reshape(data.num_filters,
+                                                                         data.memory_size)
+            data.bias = np.asarray(bias, np.float32).reshape(-1)[:data.num_units]
+
     def invoke(self, ctx, node):
         data = node.user_data
+        if not data.constant:
+            arrays = node.input_arrays
+            self._cache_weights(data, arrays[WEIGHTS_FEATURE], arrays[WEIGHTS_TIME], arrays[BIAS])
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         state = node.input_arrays[ACTIVATION_STATE]
         b, f, m = data.batch_size, data.num_filters, data.memory_size
         flat = state.reshape(-1)
+        # a block's state rows all hold the reset value (checked, not assumed): then every
+        # slot but the newest holds that one value after the shift
+        uniform = None
+        if ctx.block_samples and x.dtype != np.float32 and flat.size and (flat == flat[0]).all():
+            uniform = int(flat[0])
         # the whole flat state moves one element towards the front (the last one stays)
-        flat[:-1] = flat[1:].copy()
+        np.copyto(flat[:-1], flat[1:])
         mem = flat.reshape(b, f, m)
         if x.dtype == np.float32:
             self._invoke_float(data, x.reshape(b, -1), mem, out)
         else:
-            self._invoke_int8(data, x.reshape(b, -1), mem, out)
+            self._invoke_int8(data, x.reshape(b, -1), mem, out, uniform)
 
-    def _invoke_int8(self, data, x, mem, out):
+    def _invoke_int8(self, data, x, mem, out, uniform=None):
         xin = x.astype(np.float64) - data.input_zero_point
-        dot = wrap_int32(exact_int_matmul(xin, data.weights_feature))          # (b, f)
+        dot = exact_int_matmul(xin, data.weights_feature, check=False)          # (b, f)
+        if data.feature_may_wrap:
+            dot = wrap_int32(dot)
         dot = multiply_by_quantized_multiplier(dot, data.effective_scale_1_a,
                                                data.effective_scale_1_b)
-        dot = np.clip(dot, data.state_min, data.state_max) + data.activation_state_zero_point
-        mem[:, :, -1] = dot.astype(mem.dtype)          # C conversion to the state type wraps
-        centred = mem.astype(np.int64) - data.activation_state_zero_point
-        scratch = wrap_int32(np.einsum("bfm,fm->bf", centred, data.weights_time))
+        dot = np.minimum(np.maximum(dot, data.state_min), data.state_max)
+        dot += data.activation_state_zero_point
+        newest = mem[:, :, -1]
+        np.copyto(newest, dot, casting="unsafe")        # C conversion to the state type wraps
+        zero_point = data.activation_state_zero_point
+        if uniform is None and data.weights_time_f64 is None:
+            sums = np.einsum("bfm,fm->bf", mem.astype(np.int64) - zero_point, data.weights_time)
+        elif uniform is None:
+            centred = mem.astype(np.float64)
+            centred -= zero_point
+            sums = np.einsum("bfm,fm->bf", centred, data.weights_time_f64).astype(np.int64)
+        else:
+            # sum over m of (slot - zp) x weight, with every slot but the newest = uniform
+            sums = (newest.astype(np.int64) - zero_point) * data.weights_time_last
+            sums += (uniform - zero_point) * data.weights_time_head
+        scratch = wrap_int32(sums)
         units = scratch.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
         acc = wrap_int32(units + data.bias)
         acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,
                                                data.effective_scale_2_b)
-        acc = np.clip(acc + data.output_zero_point, -128, 127)
-        np.copyto(out.reshape(-1), acc.reshape(-1).astype(np.int8))
+        acc += data.output_zero_point
+        np.copyto(out.reshape(data.batch_size, data.num_units),
+                  np.minimum(np.maximum(acc, -128), 127), casting="unsafe")
 
     def _invoke_float(self, data, x, mem, out):
         mem[:, :, -1] = float32_sequential_matmul(x, data.weights_feature)

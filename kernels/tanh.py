@@ -7,18 +7,19 @@
   result as if it were scale 1/128, zero point 0.
 * int16: zero points 0, output scale 2^-15. The input is rescaled by 3 * 2^12 * scale
   (3x or 6x for 2^-12 / 2^-11 input scales) and TFLM's sigmoid table is interpolated,
-  tanh(x) = 2 sigmoid(2x) - 1 (:func:`kernels.lut.tanh_int16`).
+  tanh(x) = 2 sigmoid(2x) - 1 (:func:`kernels.internal.lut.tanh_int16`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import tanhf
-from .lut import apply_int8_table, int8_table, sigmoid_table_input_multiplier, tanh_int16
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.libm_float import tanhf
+from .internal.lut import apply_int8_table, int8_table, sigmoid_table_input_multiplier, tanh_int16
 from .logistic import int8_fixed_point_activation
-from .quantization import checked_log2, fixed_point_input_rescale, fixed_point_tanh
-from .tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
+from .internal.quantization import checked_log2, fixed_point_input_rescale, fixed_point_tanh
+from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _INT8_INPUT_INTEGER_BITS = 4
 _INT16_OUTPUT_FRACTIONAL_BITS = 15
@@ -36,6 +37,11 @@ class OpData:
 @register
 class Tanh(Kernel):
     op = "TANH"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("tanh.OpData"))

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, int32_words, type_name
+from .internal.sample_rows import outputs_match
+from .internal.tensor_utils import FLOAT32, INT8, INT16, int32_words, type_name
 
 MAX_DIMS = 5
 SUPPORTED = (FLOAT32, INT8, INT16)
@@ -25,6 +26,26 @@ class OpData:
 @register
 class Transpose(Kernel):
     op = "TRANSPOSE"
+    supported_types = ("float32", "int8", "int16")
+
+    def sample_rows(self, block):
+        """Samples stay apart when the permutation (a constant) keeps the batch axis the
+        samples replace in front; a prepended sample axis stays in front."""
+        perm = block.constant(1)
+        if not block.only_vary((0,)) or perm is None:
+            return False
+        inp = block.input(0)
+        values = [int(v) for v in perm.reshape(-1)]
+        if sorted(values) != list(range(len(inp.shape))):
+            return False
+        if block.merged(inp):
+            if values[0] != 0:
+                return False
+        else:
+            values = [0] + [v + 1 for v in values]
+            block.rewrite_constant(1, np.asarray(values, dtype=perm.dtype))
+        shape = block.shape(inp)
+        return outputs_match(block, [[shape[v] for v in values]])
 
     def init(self, ctx, node):
         return OpData()

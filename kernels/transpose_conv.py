@@ -25,9 +25,9 @@ import numpy as np
 from .base import Kernel, register
 from .conv import (check_bias, check_geometry_params, float_finish, largest_input_offset_value,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
-from .matmul import exact_float_dtype
-from .padding import PaddingValues, compute_padding_height_width, padding_mode, tap_range
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
+from .internal.matmul import exact_float_dtype
+from .internal.padding import PaddingValues, compute_padding_height_width, padding_mode, tap_range
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
 
 OUTPUT_SHAPE, FILTER, INPUT, BIAS = 0, 1, 2, 3
 OUTPUT = 0
@@ -48,6 +48,8 @@ class OpData:
     bias_converted_buffer_index = -1
     per_channel_multiplier = None
     per_channel_shift = None
+    #: compressed inputs (COMPRESSION_METADATA): input -> decompression scratch index
+    decompress: dict = {}
     # host-side
     kind = None
     int64_accum = False
@@ -59,6 +61,9 @@ class OpData:
 @register
 class TransposeConv(Kernel):
     op = "TRANSPOSE_CONV"
+    supported_types = ("float32", "int8 (bias int32)", "int16 x int8 (bias int16 or int64)")
+    type_input = 2
+    weights_input = 1
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("transpose_conv.OpData"))
@@ -154,6 +159,9 @@ class TransposeConv(Kernel):
         data.input_offset = -inp.zero_point
         data.weights_offset = -flt.zero_point
         data.output_zero_point = out.zero_point
+        data.decompress = ctx.decompression_scratch(node, FILTER, BIAS)
+        if BIAS in data.decompress:
+            bias_data = ctx.eval_tensor(node.inputs[BIAS]).data
 
         # --- host-side caches
         data.kind = inp.type
@@ -192,6 +200,8 @@ class TransposeConv(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
+        if data.decompress:
+            ctx.decompress_inputs(node, data.decompress)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         if out.size == 0:

@@ -6,7 +6,7 @@ and ROUND.
   takes ``std::floor`` (glibc's floorf / ceilf return NaNs untouched, signalling ones
   included).
 * EXP, CEIL and ROUND check in Prepare (temporary tensors) that input and output are
-  float32 with identical shapes. EXP is glibc's ``expf`` (:mod:`kernels.libm_float`),
+  float32 with identical shapes. EXP is glibc's ``expf`` (:mod:`kernels.internal.libm_float`),
   CEIL ``std::ceil``, ROUND TFLM's RoundToNearest: floor(x), then + 1 when
   x - floor(x) > 0.5 or when it is 0.5 and the floor is odd (banker's rounding, in
   float32; -0.3 gives +0, NaN stays NaN, +-inf stay +-inf).
@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import expf
-from .tensor_utils import FLOAT32, flat_size, type_name
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.libm_float import expf
+from .internal.tensor_utils import FLOAT32, flat_size, type_name
 
 _F32 = np.float32
 
@@ -55,6 +56,10 @@ def _check_temps(ctx, node, check_counts_first: bool):
 
 
 class _Unary(Kernel):
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
     def invoke(self, ctx, node):
         x = np.asarray(node.input_arrays[0], dtype=_F32)
         y = node.output_arrays[0]
@@ -66,6 +71,7 @@ class _Unary(Kernel):
 @register
 class Neg(_Unary):
     op = "NEG"
+    supported_types = ("float32",)
 
     def prepare(self, ctx, node):
         _check_specs(ctx, node)
@@ -78,6 +84,7 @@ class Neg(_Unary):
 @register
 class Floor(_Unary):
     op = "FLOOR"
+    supported_types = ("float32",)
 
     def prepare(self, ctx, node):
         _check_specs(ctx, node)
@@ -90,6 +97,7 @@ class Floor(_Unary):
 @register
 class Exp(_Unary):
     op = "EXP"
+    supported_types = ("float32",)
 
     def prepare(self, ctx, node):
         _check_temps(ctx, node, check_counts_first=True)
@@ -102,6 +110,7 @@ class Exp(_Unary):
 @register
 class Ceil(_Unary):
     op = "CEIL"
+    supported_types = ("float32",)
 
     def prepare(self, ctx, node):
         _check_temps(ctx, node, check_counts_first=False)
@@ -125,6 +134,7 @@ def round_to_nearest(x: np.ndarray) -> np.ndarray:
 @register
 class Round(_Unary):
     op = "ROUND"
+    supported_types = ("float32",)
 
     def prepare(self, ctx, node):
         _check_temps(ctx, node, check_counts_first=False)

@@ -22,20 +22,21 @@ once per time step (TFLM walks batch-major inputs one batch at a time; the arith
 the same), the four gates' weights sit side by side (one matmul per FC kind), and the
 input FCs of all time steps are computed before the time loop. Float32 FC sums keep
 TFLM's order (sequential over depth); sigmoid / tanh are glibc's expf / tanhf
-(:mod:`kernels.libm_float`).
+(:mod:`kernels.internal.libm_float`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .base import Kernel, register
-from .libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
-from .lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
-from .matmul import exact_int_matmul, float32_sequential_matmul
-from .quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
+from .internal.sample_rows import batch_axis_rows
+from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
+from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
+from .internal.matmul import exact_int_matmul, float32_sequential_matmul
+from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
 
 INPUT = 0
 INPUT_WEIGHTS = (1, 2, 3, 4)            # input-to-{input, forget, cell, output}
@@ -74,6 +75,7 @@ class OpData:
     """TFLM's OpDataLSTM plus host-side caches."""
     time_major = False
     batch_size = time_steps = input_dimension = state_dimension = 0
+    weights_at_invoke = False   # weights or biases computed at run time (DECODE outputs)
     cell_clip = 0.0
     quantized_cell_clip = 0
     cell_state_scale_power = 0
@@ -82,6 +84,7 @@ class OpData:
     forget_cell_mul = input_mul = output_mul = None
     buffer_indices = (-1, -1, -1, -1)
     kind = "float32"
+    rec_sums_checked = True     # check the recurrent sums' float64 exactness per step
 
 
 def _clamp(x, lo, hi):
@@ -97,6 +100,16 @@ def _clamp_float(x):
 @register
 class UnidirectionalSequenceLstm(Kernel):
     op = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+    supported_types = ("float32", "int8 (cell state int16)", "int16 x int8 (cell state int16)")
+    weights_input = 2
+
+    def sample_rows(self, block):
+        """Batch-major sequences are independent rows, with one hidden and cell state row
+        each: the sample axis replaces the unit batch axis (time-major inputs keep time
+        first and run sample by sample)."""
+        if block.params.time_major:
+            return False
+        return batch_axis_rows(block, (INPUT, HIDDEN_STATE, CELL_STATE))
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("unidirectional_sequence_lstm.OpDataLSTM"))
@@ -182,8 +195,6 @@ class UnidirectionalSequenceLstm(Kernel):
                 or out.shape[2] != n_state:
             raise ctx.error(f"output shape {out.shape} must be ({inp.shape[0]}, {inp.shape[1]}, "
                             f"{n_state})")
-        if any(t[i].data is None for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES):
-            raise ctx.error("non-constant weights or biases are not supported")
 
         data.cell_gate_nonlinear_type = int(params.fused_activation_function)
         if cell.type == FLOAT32:
@@ -206,23 +217,41 @@ class UnidirectionalSequenceLstm(Kernel):
                 raise ctx.error(f"tensor input {i} has type {type_name(t[i].type)}; a float32 "
                                 "cell state needs float32 inputs, weights and biases")
         data.kind = "float32"
-        gates = []
-        for g in range(4):
-            gate = Gate()
-            gate.w_in = np.ascontiguousarray(np.asarray(t[INPUT_WEIGHTS[g]].data, np.float32).T)
-            gate.w_rec = np.ascontiguousarray(np.asarray(t[RECURRENT_WEIGHTS[g]].data, np.float32).T)
-            gate.bias = np.asarray(t[BIASES[g]].data, np.float32).reshape(-1)
-            gates.append(gate)
-        data.gates = gates
-        self._concatenate(data, gates)
+        data.gates = [Gate() for _ in range(4)]
+        self._load_weights(data, [None if x is None else x.data for x in t])
 
     @staticmethod
-    def _concatenate(data, gates):
-        """Weights of the four gates side by side (gate order input, forget, cell,
-        output): one matmul computes every gate's FC."""
+    def _load_weights(data, arrays) -> None:
+        """The gates' weights and biases from ``arrays`` (indexed by input), side by side
+        (gate order input, forget, cell, output: one matmul computes every gate's FC),
+        and what depends on them. Done at prepare for constant weights, at each invoke
+        for weights computed at run time (DECODE outputs)."""
+        if any(arrays[i] is None for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES):
+            data.weights_at_invoke = True
+            return
+        for g, gate in enumerate(data.gates):
+            w_in, w_rec = arrays[INPUT_WEIGHTS[g]], arrays[RECURRENT_WEIGHTS[g]]
+            if data.kind == "float32":
+                gate.w_in = np.ascontiguousarray(np.asarray(w_in, np.float32).T)
+                gate.w_rec = np.ascontiguousarray(np.asarray(w_rec, np.float32).T)
+                gate.bias = np.asarray(arrays[BIASES[g]], np.float32).reshape(-1)
+            else:
+                gate.w_in = np.ascontiguousarray((np.asarray(w_in, np.float64) - gate.w_in_zp).T)
+                gate.w_rec = np.ascontiguousarray((np.asarray(w_rec, np.float64) - gate.w_rec_zp).T)
+                gate.bias = np.asarray(arrays[BIASES[g]], np.int64).reshape(-1)
+        gates = data.gates
         data.w_in_all = np.ascontiguousarray(np.concatenate([g.w_in for g in gates], axis=1))
         data.w_rec_all = np.ascontiguousarray(np.concatenate([g.w_rec for g in gates], axis=1))
         data.bias_all = np.concatenate([g.bias for g in gates])
+        if data.kind != "float32":
+            # the recurrent FCs' output stage, fixed per gate column (exact, fewer passes)
+            hidden_limit = (128 if data.kind == "int8" else 32768) + abs(data.rec_offset)
+            rec_bound = float((np.abs(data.w_rec_all).sum(axis=0) * hidden_limit).max(initial=0))
+            # below 2^53 every recurrent sum is exact in float64: no run-time check per step
+            data.rec_sums_checked = not rec_bound < 2.0 ** 53
+            data.rec_requantizer = ChannelRequantizer(
+                data.rec_multipliers, data.rec_shifts, None, 0, -32768, 32767,
+                int64_accum=data.kind == "int16", acc_bound=rec_bound)
 
     def _prepare_integer(self, ctx, data, t, params):
         inp, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
@@ -269,14 +298,9 @@ class UnidirectionalSequenceLstm(Kernel):
             gate.rec_multiplier, gate.rec_shift = quantize_multiplier(real_rec)
             gate.in_offset = -inp.zero_point
             gate.rec_offset = -hidden.zero_point
-            gate.w_in = np.ascontiguousarray(
-                (np.asarray(w_in.data, np.float64) - w_in.zero_point).T)
-            gate.w_rec = np.ascontiguousarray(
-                (np.asarray(w_rec.data, np.float64) - w_rec.zero_point).T)
-            gate.bias = np.asarray(t[BIASES[g]].data, np.int64).reshape(-1)
+            gate.w_in_zp, gate.w_rec_zp = w_in.zero_point, w_rec.zero_point
             gates.append(gate)
         data.gates = gates
-        self._concatenate(data, gates)
         n = data.state_dimension
         data.in_offset, data.rec_offset = gates[0].in_offset, gates[0].rec_offset
         data.in_multipliers = np.repeat([g.in_multiplier for g in gates], n).astype(np.int64)
@@ -289,12 +313,7 @@ class UnidirectionalSequenceLstm(Kernel):
                                    cell_scale, INT16)
         data.output_mul = MulParams(_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE,
                                     hidden.scale, hidden.type, hidden.zero_point)
-        # the recurrent FCs' output stage, fixed per gate column (exact, fewer passes)
-        hidden_limit = (128 if data.kind == "int8" else 32768) + abs(data.rec_offset)
-        rec_bound = float((np.abs(data.w_rec_all).sum(axis=0) * hidden_limit).max(initial=0))
-        data.rec_requantizer = ChannelRequantizer(
-            data.rec_multipliers, data.rec_shifts, None, 0, -32768, 32767,
-            int64_accum=data.kind == "int16", acc_bound=rec_bound)
+        self._load_weights(data, [None if x is None else x.data for x in t])
         # host-side tables of the gate non-linearities: their inputs are int16 values
         # (clamped gate sums, the clamped cell state), so one lookup per step replaces
         # the fixed-point evaluation
@@ -312,6 +331,8 @@ class UnidirectionalSequenceLstm(Kernel):
     # ------------------------------------------------------------------- invoke
     def invoke(self, ctx, node):
         data = node.user_data
+        if data.weights_at_invoke:
+            self._load_weights(data, node.input_arrays)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[0]
         hidden = node.input_arrays[HIDDEN_STATE].reshape(data.batch_size, data.state_dimension)
@@ -365,7 +386,8 @@ class UnidirectionalSequenceLstm(Kernel):
         gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
         for t in range(t_steps):
             h = hidden.astype(np.float64) + data.rec_offset
-            rec = data.rec_requantizer(exact_int_matmul(h, data.w_rec_all).T).T
+            rec = data.rec_requantizer(
+                exact_int_matmul(h, data.w_rec_all, check=data.rec_sums_checked).T).T
             pre = _clamp(gate_in[t] + rec, -32768, 32767)
             sig = apply_int16_table(data.sigmoid_table, pre)   # (cell gate columns unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]

@@ -9,7 +9,7 @@ tensors only.
 from __future__ import annotations
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT16, INT32, copy_rows, flat_size, normalize_axis, type_name
+from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, copy_rows, flat_size, normalize_axis, type_name
 
 SUPPORTED = (FLOAT32, INT32, INT16, INT8)
 
@@ -22,6 +22,7 @@ class OpData:
 @register
 class Unpack(Kernel):
     op = "UNPACK"
+    supported_types = ("float32", "int8", "int16", "int32")
 
     def init(self, ctx, node):
         return OpData()

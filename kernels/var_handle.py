@@ -14,7 +14,7 @@ from micro_runtime import schema
 from micro_runtime.errors import KernelError
 
 from .base import Kernel, register
-from .tensor_utils import type_name
+from .internal.tensor_utils import type_name
 
 
 def _name(params, field):
@@ -25,6 +25,8 @@ def _name(params, field):
 @register
 class VarHandle(Kernel):
     op = "VAR_HANDLE"
+    supported_types = ("resource",)
+    type_input = None
 
     def init(self, ctx, node):
         return ctx.persistent_array(np.int32, 1, nbytes=ctx.sizeof("var_handle.OpData"))

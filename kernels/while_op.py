@@ -17,9 +17,9 @@ from __future__ import annotations
 from micro_runtime import schema
 
 from .base import Kernel, register
-from .subgraph_copy import (check_index, copy_from_subgraph_outputs, copy_tensor,
+from .internal.subgraph_copy import (check_index, copy_from_subgraph_outputs, copy_tensor,
                             copy_to_subgraph_inputs, op_inputs, op_outputs)
-from .tensor_utils import type_name
+from .internal.tensor_utils import type_name
 
 
 class OpData:
@@ -31,6 +31,7 @@ class OpData:
 @register
 class While(Kernel):
     op = "WHILE"
+    supported_types = ("*",)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("while.OpData"))

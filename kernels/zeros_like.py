@@ -6,12 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Kernel, register
-from .tensor_utils import FLOAT32, INT8, INT32, INT64, flat_size, type_name
+from .internal.sample_rows import flat_elementwise_rows
+from .internal.tensor_utils import FLOAT32, INT8, INT32, INT64, flat_size, type_name
 
 
 @register
 class ZerosLike(Kernel):
     op = "ZEROS_LIKE"
+    supported_types = ("float32", "int8", "int32", "int64")
+
+    def sample_rows(self, block):
+        """Element by element on the flattened tensor: samples stay apart."""
+        return flat_elementwise_rows(block)
 
     def prepare(self, ctx, node):
         if len(node.inputs) != 1 or len(node.outputs) != 1:

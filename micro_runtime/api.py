@@ -1,14 +1,18 @@
 """A drop-in for ``tflite_micro.runtime.Interpreter``.
 
-Switching is one import::
+The package is used as ``from tflite_micro import runtime`` then ``runtime.Interpreter``;
+switching is one line::
 
-    # from tflite_micro.runtime import Interpreter
-    from micro_runtime import Interpreter
+    # from tflite_micro import runtime
+    import micro_runtime as runtime
+
+(``runtime.Interpreter`` and ``runtime.InterpreterConfig`` exist under the same names.)
 
 Same constructors, defaults, methods and dictionary keys as the tflite_micro package
 (which is TFLM's 64-bit host build, so the default target here is ``host64``).
 Differences: errors are :class:`~micro_runtime.errors.MicroRuntimeError` subclasses
-(which are also the ``ValueError`` / ``RuntimeError`` the package raises), custom ops are
+(which are also the ``ValueError`` / ``RuntimeError`` / ``IndexError`` the package
+raises), custom ops are
 Python kernels rather than names of C++ registerer functions, and ``target=`` selects
 the struct sizes of another build (``"mcu32"``).
 """
@@ -74,7 +78,8 @@ class Interpreter:
         self._interpreter = MicroInterpreter(
             model, resolver, arena_size, target=target,
             planner="linear" if preserve else "greedy", recording=not preserve,
-            num_resource_variables=count_resource_variables(model), error_reporter=error_reporter)
+            num_resource_variables=count_resource_variables(model), error_reporter=error_reporter,
+            alt_decompression_memory_size=alt_decompression_memory_size)
         self._interpreter.allocate_tensors()
 
     # ------------------------------------------------------------ constructors
@@ -109,9 +114,9 @@ class Interpreter:
         self._interpreter.print_allocations()
 
     def invoke(self) -> int:
-        """Run one inference; returns 0 (kTfLiteOk)."""
-        self._interpreter.invoke()
-        return 0
+        """Run one inference; returns 0 (kTfLiteOk), or 15 (kTfLiteAbort) when a kernel
+        ended the run early, as the package does."""
+        return self._interpreter.invoke()
 
     def reset(self) -> int:
         """Reset variable tensors and kernel state; returns 0."""
@@ -146,16 +151,14 @@ class Interpreter:
         """``shape``, ``dtype`` and ``quantization_parameters`` of input ``index``."""
         _check_index(index)
         it = self._interpreter
-        if index >= it.inputs_size:
-            raise InputError(f"Input index {index} out of range (length is {it.inputs_size})")
+        it.check_io_index("Input", index)
         return _details(it.model.subgraphs[0].tensors[it.model.subgraphs[0].inputs[index]])
 
     def get_output_details(self, index: int) -> dict:
         """``shape``, ``dtype`` and ``quantization_parameters`` of output ``index``."""
         _check_index(index)
         it = self._interpreter
-        if index >= it.outputs_size:
-            raise InputError(f"Output index {index} out of range (length is {it.outputs_size})")
+        it.check_io_index("Output", index)
         return _details(it.model.subgraphs[0].tensors[it.model.subgraphs[0].outputs[index]])
 
     # ------------------------------------------------ names, details, resize

@@ -11,13 +11,21 @@ exactly where TFLM would put it:
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import numpy as np
 
+from arena.arena import BUFFER_ALIGNMENT
+from kernels.internal import decompress
+
+from . import schema
 from .errors import InterpreterStateError, KernelError
 
 INIT, PREPARE, PLANNING, INVOKE = "init", "prepare", "memory planning", "invoke"
+
+#: tensor types TFLM's DecompressTensorToBuffer handles
+_DECOMPRESSIBLE_TYPES = frozenset(getattr(schema.TensorType, n) for n in
+                                  ("BOOL", "INT8", "INT16", "INT32", "INT64", "FLOAT32"))
 
 #: WHILE loops longer than this fail (TFLM would run them forever if they never end).
 DEFAULT_MAX_WHILE_ITERATIONS = 1 << 20
@@ -33,6 +41,15 @@ class KernelContext:
         self.subgraph_index = 0
         self.node = None
         self.scratch_views = []
+        #: samples per block in batched evaluation (0 in a normal interpreter); see
+        #: :mod:`kernels.internal.sample_rows`
+        self.block_samples = 0
+        #: alternate decompression memory (TFLM's SetDecompressionMemory): a bytearray
+        #: outside the arena, and the bytes handed out since the last reset
+        self.decompression_memory: Optional[bytearray] = None
+        self.decompression_used = 0
+        #: (subgraph, node, input) triples whose compressed tensor a kernel decompresses
+        self.claimed_compressed_inputs = set()
 
     # ------------------------------------------------------------- errors
     def error(self, message: str) -> KernelError:
@@ -47,19 +64,29 @@ class KernelContext:
         return self.target.sizeof(struct)
 
     # ------------------------------------------------------ persistent memory
-    def allocate_persistent(self, nbytes: int) -> int:
+    def allocate_persistent(self, nbytes: int, written=()) -> int:
         """Reserve ``nbytes`` of persistent arena memory (16-byte aligned); returns
-        the address. Only during init and prepare, as in TFLM."""
+        the address. Only during init and prepare, as in TFLM.
+
+        ``written`` says which bytes the kernel writes in prepare while it still holds
+        temporary tensors: ``True`` for the whole buffer, or (offset, length) ranges. TFLM
+        lets a persistent buffer land on live temporaries in a tight arena; a write
+        there corrupts them (see :mod:`arena.arena`), so these arenas are refused."""
         if self.state not in (INIT, PREPARE):
             raise InterpreterStateError("persistent buffers can only be allocated in init or prepare")
-        return self.allocator.allocate_persistent_buffer(int(nbytes))
+        nbytes = int(nbytes)
+        if written is True:
+            written = ((0, nbytes),) if nbytes else ()
+        return self.allocator.allocate_persistent_buffer(nbytes, written or ())
 
-    def persistent_array(self, dtype, count: int, nbytes: Optional[int] = None) -> np.ndarray:
+    def persistent_array(self, dtype, count: int, nbytes: Optional[int] = None,
+                         written=()) -> np.ndarray:
         """A persistent arena buffer of ``count`` elements of ``dtype`` as a numpy view.
-        ``nbytes`` overrides the size reserved (when TFLM reserves a different size)."""
+        ``nbytes`` overrides the size reserved (when TFLM reserves a different size);
+        ``written`` as in :meth:`allocate_persistent`."""
         dtype = np.dtype(dtype)
         size = count * dtype.itemsize if nbytes is None else int(nbytes)
-        address = self.allocate_persistent(size)
+        address = self.allocate_persistent(size, written)
         return self._interpreter.arena.view(address, dtype, count)
 
     # ------------------------------------------------------------ scratch
@@ -84,10 +111,125 @@ class KernelContext:
     def deallocate_temp_buffer(self, address: int) -> None:
         self.allocator.arena.deallocate_temp(address)
 
+    # --------------------------------------------------- compression (TFLM)
+    def allocate_decompression_memory(self, nbytes: int, alignment: int) -> Optional[np.ndarray]:
+        """``nbytes`` of the alternate decompression memory as a uint8 view (TFLM's
+        AllocateDecompressionMemory), or None when there is none or it is full."""
+        memory = self.decompression_memory
+        if memory is None:
+            return None
+        start = -(-self.decompression_used // alignment) * alignment
+        if start + nbytes > len(memory):
+            return None
+        self.decompression_used = start + nbytes
+        return np.frombuffer(memory, dtype=np.uint8, count=nbytes, offset=start)
+
+    def reset_decompression_memory(self) -> None:
+        """TFLM's ResetDecompressionMemoryAllocations."""
+        self.decompression_used = 0
+
+    def _compression_data(self, node, i: int):
+        if not 0 <= i < len(node.inputs) or node.inputs[i] < 0:
+            return None
+        return self._interpreter.subgraphs[self.subgraph_index].compressed.get(node.inputs[i])
+
+    def is_tensor_compressed(self, node, i: int) -> bool:
+        """True when input ``i`` is LUT-compressed by the model's COMPRESSION_METADATA
+        (TFLM's MicroContext::IsTensorCompressed)."""
+        return self._compression_data(node, i) is not None
+
+    def allocate_decompression_scratch(self, node, i: int) -> int:
+        """TFLM's AllocateDecompressionScratchBuffer, called by a kernel that
+        decompresses its input ``i``: for a compressed input, a scratch buffer of the
+        tensor's full size (unless the alternate decompression memory holds it);
+        -1 otherwise."""
+        ctd = self._compression_data(node, i)
+        if ctd is None:
+            return -1
+        self.claimed_compressed_inputs.add((self.subgraph_index, node.index, i))
+        tensor = self.eval_tensor(node.inputs[i])
+        self._decompressed(tensor, ctd)
+        if self.allocate_decompression_memory(tensor.nbytes, BUFFER_ALIGNMENT) is not None:
+            return -1
+        return self.request_scratch(tensor.nbytes)
+
+    def decompression_scratch(self, node, *inputs: int) -> Dict[int, int]:
+        """:meth:`allocate_decompression_scratch` for each of ``inputs`` in order;
+        returns {input: scratch index (-1 = alternate memory)} for the compressed ones
+        (empty for a model without COMPRESSION_METADATA)."""
+        out = {}
+        for i in inputs:
+            if self._compression_data(node, i) is not None:
+                out[i] = self.allocate_decompression_scratch(node, i)
+        return out
+
+    def decompress_inputs(self, node, scratch: Dict[int, int]) -> None:
+        """At invoke: decompress each compressed input into its buffer (what TFLM's
+        GetTensorData does for the kernel; the kernel then reads those values)."""
+        for i, index in scratch.items():
+            self.input_data(node, i, index)
+
+    def input_data(self, node, i: int, scratch_index: int = -1) -> Optional[np.ndarray]:
+        """Input ``i``'s data at invoke (TFLM's GetTensorData with compression): a
+        compressed input is decompressed into its scratch buffer (or the alternate
+        decompression memory) and that view is returned."""
+        array = node.input_arrays[i] if i < len(node.input_arrays) else None
+        ctd = self._compression_data(node, i)
+        if ctd is None:
+            return array
+        tensor = self.eval_tensor(node.inputs[i])
+        if scratch_index >= 0:
+            raw = self.scratch(scratch_index)[:tensor.nbytes]
+        else:
+            raw = self.allocate_decompression_memory(tensor.nbytes, BUFFER_ALIGNMENT)
+            if raw is None:
+                raise self.error("no decompression buffer for a compressed input")
+        view = raw.view(tensor.dtype).reshape(tensor.shape)
+        np.copyto(view.reshape(-1).view(np.uint8), self._decompressed(tensor, ctd).reshape(-1).view(np.uint8))
+        return view
+
+    def _decompressed(self, tensor, ctd) -> np.ndarray:
+        """The tensor's values as TFLM's DecompressionState produces them (computed once)."""
+        if ctd.decoded is None:
+            spec = tensor.spec
+            if spec.type not in _DECOMPRESSIBLE_TYPES:
+                raise self.error(f"Unsupported decompression tensor type {spec.type_name} "
+                                 f"({spec.describe()})")
+            if spec.data is None:
+                raise self.error(f"{spec.describe()} is LUT-compressed but has no data")
+            if ctd.bit_width < 1:
+                raise self.error(f"{spec.describe()}: LUT index bit width 0 (TFLM's decompression "
+                                 "reads undefined indices)")
+            count = 1
+            for d in spec.shape:
+                count *= d
+            channels = 1
+            if ctd.per_channel and spec.shape:
+                channels = spec.shape[-1 if ctd.channel_last else 0]
+            try:
+                values = decompress.typed_values(ctd.lut.values, spec.dtype)
+                decoded = decompress.lut_decode(spec.data, ctd.bit_width, values, count, channels,
+                                                ctd.channel_last, ctd.stride)
+            except decompress.DecompressionError as e:
+                raise self.error(f"{spec.describe()}: {e}") from None
+            ctd.decoded = decoded.reshape(spec.shape)
+            ctd.decoded.flags.writeable = False
+            tensor.data = ctd.decoded
+        return ctd.decoded
+
     # ------------------------------------------------------- temp tensors
     def _temp(self, index: int):
         sg = self._interpreter.subgraphs[self.subgraph_index]
         eval_tensor = sg.tensors[index]
+        ctd = sg.compressed.get(index)
+        if ctd is not None and ctd.decoded is None:
+            # a kernel sees the values; it must also claim the tensor (see
+            # allocate_decompression_scratch) or the interpreter refuses the node. A
+            # tensor TFLM cannot decompress is refused when the kernel claims it.
+            try:
+                self._decompressed(eval_tensor, ctd)
+            except KernelError:
+                pass
         return self.allocator.allocate_temp_tensor(eval_tensor.spec, eval_tensor)
 
     def input(self, node, i: int):

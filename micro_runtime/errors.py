@@ -56,12 +56,12 @@ class ArenaTooSmallError(MicroRuntimeError, RuntimeError):
         super().__init__(self._compose())
 
     def _compose(self) -> str:
+        """TFLM's message, then the arena size and the size that works, each said once."""
         text = self.base_message
         if self.arena_bytes is not None:
-            text += f" (arena is {self.arena_bytes} bytes"
+            text += f"; the arena is {self.arena_bytes} bytes"
             if self.min_arena_bytes is not None:
-                text += f"; this model needs at least {self.min_arena_bytes} bytes"
-            text += ")"
+                text += f", this model needs at least {self.min_arena_bytes} bytes"
         return text
 
     def with_context(self, arena_bytes: Optional[int], min_arena_bytes: Optional[int]) -> "ArenaTooSmallError":
@@ -75,9 +75,15 @@ class InputError(MicroRuntimeError, ValueError):
     """A value given by the caller is wrong: dtype, shape, index, name, option."""
 
 
+class TensorIndexError(InputError, IndexError):
+    """An input / output / tensor index out of range. Also an ``IndexError``, as the
+    tflite_micro package raises, so ``except IndexError`` code keeps working."""
+
+
 class InterpreterStateError(MicroRuntimeError, RuntimeError):
-    """The interpreter is used in a way its state does not allow (e.g. ``invoke()``
-    before ``allocate_tensors()``, a failed allocation, or two threads at once)."""
+    """The interpreter is used in a way its state does not allow (e.g. tensors read
+    before any allocation, ``invoke()`` after a failed allocation, or two threads at
+    once)."""
 
 
 class KernelError(MicroRuntimeError, RuntimeError):
@@ -101,6 +107,6 @@ class KernelError(MicroRuntimeError, RuntimeError):
 
 __all__ = [
     "MicroRuntimeError", "ModelError", "UnsupportedOpError", "ArenaTooSmallError",
-    "InputError", "InterpreterStateError", "KernelError",
+    "InputError", "TensorIndexError", "InterpreterStateError", "KernelError",
 ]
 

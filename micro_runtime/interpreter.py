@@ -23,17 +23,25 @@ from . import schema
 from ._blas import limit_blas_threads
 from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
-                     MicroRuntimeError, ModelError)
+                     MicroRuntimeError, ModelError, TensorIndexError)
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
 from .targets import DEFAULT_TARGET, Target, get_target
 
 ErrorReporter = Callable[[str], None]
 
+#: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
+STATUS_OK, STATUS_ABORT = 0, 15
+
+
+#: TFLM's MicroPrintf ends every line with CR LF (the tflite-micro package's stderr shows it).
+TFLM_LINE_END = "\r\n"
+
 
 def stderr_reporter(message: str) -> None:
-    """The default error reporter: TFLM's MicroPrintf writes to stderr."""
-    sys.stderr.write(message.rstrip("\n") + "\n")
+    """The default error reporter: TFLM's MicroPrintf, one CR LF-terminated line on stderr."""
+    sys.stderr.write(message.rstrip("\r\n") + TFLM_LINE_END)
+    sys.stderr.flush()
 
 
 class _Guard:
@@ -61,15 +69,21 @@ class MicroInterpreter:
     ten times the model size, like the tflite_micro package). ``target``: ``"host64"`` or
     ``"mcu32"`` (struct sizes). ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
-    accounting for :meth:`print_allocations`. ``error_reporter``: a callable that receives
-    TFLM's log messages (allocation failures, "Node ... failed to prepare", ...; default:
-    stderr); errors still reach the caller as exceptions.
+    accounting for :meth:`print_allocations` (:class:`recording.RecordingMicroInterpreter`
+    is that, under TFLM's class name, with the figures as numbers). ``error_reporter``:
+    a callable that receives TFLM's log messages (allocation failures, "Node ... failed
+    to prepare", ...; default: stderr, CR LF-ended as MicroPrintf writes); errors still
+    reach the caller as exceptions. ``alt_decompression_memory_size``: bytes of a memory
+    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory, as the
+    tflite-micro package's argument of that name): DECODE outputs and compressed weights
+    go there when they fit instead of into the arena.
     """
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
-                 num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None):
+                 num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
+                 alt_decompression_memory_size: int = 0):
         limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
         self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver()
@@ -88,6 +102,12 @@ class MicroInterpreter:
         #: optional callable(node, seconds) called after each operator's invoke
         self.profiler: Optional[Callable] = None
         self.num_resource_variables = int(num_resource_variables)
+        if (isinstance(alt_decompression_memory_size, bool)
+                or not isinstance(alt_decompression_memory_size, (int, np.integer))
+                or alt_decompression_memory_size < 0):
+            raise InputError(f"alt_decompression_memory_size must be a non-negative number of "
+                             f"bytes, not {alt_decompression_memory_size!r}")
+        self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         try:
@@ -107,26 +127,31 @@ class MicroInterpreter:
         self.input_tensors = []
         self.output_tensors = []
         self._inputs: List[np.ndarray] = []
+        self._invoke_plans: List[list] = []
         self._outputs: List[np.ndarray] = []
         self.resource_variables = None
         self.arena = self._make_arena(self.arena_size)
         try:
             self.allocator = self._make_allocator()
             if self.num_resource_variables > 0:
-                from kernels.resource_variables import MicroResourceVariables
+                from kernels.internal.resource_variables import MicroResourceVariables
                 self.resource_variables = MicroResourceVariables.create(
                     self.allocator, self.num_resource_variables)
+            self.ctx = KernelContext(self)
+            if self.alt_decompression_memory_size:
+                # MicroContext::SetDecompressionMemory keeps one size_t per region
+                self.allocator.allocate_persistent_buffer(self.target.sizeof("size_t"))
+                self.ctx.decompression_memory = bytearray(self.alt_decompression_memory_size)
         except ArenaTooSmallError as e:
             self._report_once(e)
             raise self._with_min_arena(e) from None
-        self.ctx = KernelContext(self)
 
     def modify_graph_with_delegate(self, delegate) -> None:
-        """Let ``delegate`` take the nodes it supports (see :mod:`micro_runtime.delegate`),
+        """Let ``delegate`` take the nodes it supports (see :mod:`micro_runtime.delegates.delegate`),
         then plan and allocate the arena for the new graph. If the delegate fails — in
         its own prepare, or its kernel while the graph is prepared — the interpreter goes
         back to the graph and plan it had, and :class:`DelegateError` is raised."""
-        from .delegate import DelegateError, DelegateNodeKernel, apply_delegate
+        from .delegates.delegate import DelegateError, DelegateNodeKernel, apply_delegate
         with self._guard:
             old_model, old_resolver, was_allocated = self.model, self.op_resolver, self._allocated
             registrations = [self.op_resolver.find(op.builtin_code, op.custom_code)
@@ -178,8 +203,7 @@ class MicroInterpreter:
                 nbytes = tensor_bytes(spec)
                 if spec.data is None and nbytes > self.arena_size:
                     raise ArenaTooSmallError(
-                        f"{spec.describe()} of shape {spec.shape} needs {nbytes} bytes, more than "
-                        f"the whole arena ({self.arena_size} bytes)",
+                        f"{spec.describe()} of shape {spec.shape} needs {nbytes} bytes on its own",
                         requested=nbytes, available=self.arena_size,
                         missing=nbytes - self.arena_size, arena_bytes=self.arena_size)
 
@@ -216,20 +240,25 @@ class MicroInterpreter:
     def allocate_tensors(self) -> None:
         """Plan and allocate the arena; run every kernel's init and prepare."""
         with self._guard:
-            if self._allocated:
-                return
-            if self._failed is not None:
-                raise InterpreterStateError(f"allocate_tensors() failed before: {self._failed}")
-            try:
-                self._allocate()
-            except ArenaTooSmallError as e:
-                self._failed = e
-                self._report_once(e)
-                raise self._with_min_arena(e) from None
-            except MicroRuntimeError as e:
-                self._failed = e
-                self._report_once(e)
-                raise
+            self._allocate_once()
+
+    def _allocate_once(self) -> None:
+        """allocate_tensors() inside the guard: nothing when allocated already; the
+        earlier failure (InterpreterStateError) after a failed allocation."""
+        if self._allocated:
+            return
+        if self._failed is not None:
+            raise InterpreterStateError(f"allocate_tensors() failed before: {self._failed}")
+        try:
+            self._allocate()
+        except ArenaTooSmallError as e:
+            self._failed = e
+            self._report_once(e)
+            raise self._with_min_arena(e) from None
+        except MicroRuntimeError as e:
+            self._failed = e
+            self._report_once(e)
+            raise
 
     def _allocate(self) -> None:
         with np.errstate(all="ignore"):
@@ -237,6 +266,9 @@ class MicroInterpreter:
 
     def _allocate_steps(self) -> None:
         model, allocator, ctx = self.model, self.allocator, self.ctx
+        if model.compression is not None and self.target.compression:
+            for line in model.compression.messages:
+                self._report(line)
         self.subgraphs = allocator.start_model_allocation(model)
 
         # Registrations and builtin options (TFLM's parser allocates them in the tail).
@@ -279,6 +311,9 @@ class MicroInterpreter:
                     self._report_node_failure(error, node, "prepare")
                     raise error from e
                 node.tail_bytes["persistent"] += self.arena.persistent_used_bytes - before
+                self._check_compressed_inputs(s, sg, node)
+                if self.target.compression:
+                    ctx.reset_decompression_memory()
                 self._check_dynamic_outputs(sg, node)
                 allocator.finish_prepare_node(node.index)
         ctx.node = None
@@ -300,6 +335,18 @@ class MicroInterpreter:
         ctx.state = INVOKE
         self._allocated = True
         self._reset()
+
+    def _check_compressed_inputs(self, s: int, sg: SubgraphAllocation, node) -> None:
+        """A COMPRESSION_METADATA tensor read by a kernel that does not decompress it:
+        TFLM would hand that kernel the packed indices as values; refuse instead."""
+        for i, t in enumerate(node.inputs):
+            if t >= 0 and t in sg.compressed and (s, node.index, i) not in self.ctx.claimed_compressed_inputs:
+                error = self.ctx.error(
+                    f"input {i} ({sg.tensors[t].spec.describe()}) is LUT-compressed "
+                    f"(COMPRESSION_METADATA) but TFLM's {node.name} kernel does not decompress "
+                    "this input: it would read the packed indices as tensor values")
+                self._report_node_failure(error, node, "prepare")
+                raise error
 
     def _check_dynamic_outputs(self, sg: SubgraphAllocation, node) -> None:
         for t in node.outputs:
@@ -333,6 +380,9 @@ class MicroInterpreter:
         main = self.subgraphs[0]
         self._inputs = [main.tensors[t].data for t in self.model.subgraphs[0].inputs]
         self._outputs = [main.tensors[t].data for t in self.model.subgraphs[0].outputs]
+        # what invoke walks: each node with its kernel's bound invoke
+        self._invoke_plans = [[(node, node.registration.invoke) for node in sg.nodes]
+                              for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         """Add the arena size that would have worked to an ArenaTooSmallError."""
@@ -347,43 +397,57 @@ class MicroInterpreter:
         if not self._allocated:
             if self._failed is not None:
                 raise InterpreterStateError(f"allocate_tensors() failed: {self._failed}")
-            raise InterpreterStateError("call allocate_tensors() before invoke() or accessing tensors")
+            raise InterpreterStateError("call allocate_tensors() (or invoke(), which allocates) "
+                                        "before accessing tensors")
 
-    def invoke(self) -> None:
-        """Run the model once on the current inputs."""
+    def invoke(self) -> int:
+        """Run the model once on the current inputs. Returns 0, or TFLM's kTfLiteAbort
+        (15) when a kernel ended the run early (CIRCULAR_BUFFER between its periods):
+        the operators after it did not run.
+
+        As TFLM's MicroInterpreter::Invoke, allocates the tensors first when
+        :meth:`allocate_tensors` has not run; a failed allocation raises what
+        allocate_tensors() raises (ArenaTooSmallError, KernelError, ...), and an invoke
+        after a failed allocation logs TFLM's "Invoke() called after initialization
+        failed" and raises :class:`InterpreterStateError`.
+        """
         with self._guard:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
-            self._require_allocated()
+            self._allocate_once()
             # C++ float arithmetic overflows silently (inf / nan); so does ours
             with np.errstate(all="ignore"):
-                self._invoke_subgraph(0)
-            if not self._invoked:
-                # one invoke completes the allocation timeline; later ones repeat it
+                status = self._invoke_subgraph(0)
+            if not self._invoked and status == STATUS_OK:
+                # one whole invoke completes the allocation timeline; later ones repeat it
                 self._invoked = True
                 self.arena.tracing = False
+            return status
 
-    def invoke_subgraph(self, index: int) -> None:
-        """Run subgraph ``index`` (used by control-flow kernels while invoking)."""
-        self._invoke_subgraph(index)
+    def invoke_subgraph(self, index: int) -> int:
+        """Run subgraph ``index`` (used by control-flow kernels while invoking); returns
+        0 or kTfLiteAbort."""
+        return self._invoke_subgraph(index)
 
-    def _invoke_subgraph(self, index: int) -> None:
+    def _invoke_subgraph(self, index: int) -> int:
         if not 0 <= index < len(self.subgraphs):
             raise ModelError(f"Accessing subgraph {index} but only {len(self.subgraphs)} subgraphs found")
         ctx = self.ctx
         previous = (ctx.subgraph_index, ctx.node)
         ctx.subgraph_index = index
         reset_temp = self.allocator.reset_temp_allocations
+        arena = self.arena
+        compression = self.target.compression
         profiler = self.profiler
         try:
-            for node in self.subgraphs[index].nodes:
+            for node, invoke in self._invoke_plans[index]:
                 ctx.node = node
                 try:
                     if profiler is None:
-                        node.registration.invoke(ctx, node)
+                        result = invoke(ctx, node)
                     else:
                         start = time.perf_counter()
-                        node.registration.invoke(ctx, node)
+                        result = invoke(ctx, node)
                         profiler(node, time.perf_counter() - start)
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "invoke")
@@ -393,9 +457,17 @@ class MicroInterpreter:
                     error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")
                     self._report_node_failure(error, node, "invoke")
                     raise error from e
-                reset_temp()
+                if compression:
+                    ctx.reset_decompression_memory()
+                # a node that took no temporaries leaves nothing to reset (and, once the
+                # timeline is complete, nothing to trace)
+                if arena.tracing or arena.temp != arena.head:
+                    reset_temp()
+                if result == STATUS_ABORT:
+                    return STATUS_ABORT
         finally:
             ctx.subgraph_index, ctx.node = previous
+        return STATUS_OK
 
     def reset(self) -> None:
         """Reset kernels' state and every variable tensor (to its zero point for int8)."""
@@ -431,19 +503,29 @@ class MicroInterpreter:
         return len(self.model.subgraphs[0].outputs)
 
     def input(self, index: int = 0) -> np.ndarray:
-        """Input ``index`` as a writable numpy view of the arena (zero copy)."""
+        """Input ``index`` as a writable numpy view of the arena (zero copy).
+        :class:`TensorIndexError` (an ``IndexError``) when out of range."""
+        self.check_io_index("Input", index)
         self._require_allocated()
-        if not 0 <= index < self.inputs_size:
-            raise InputError(f"Input index {index} out of range (length is {self.inputs_size})")
         return self._inputs[index]
 
     def output(self, index: int = 0) -> np.ndarray:
         """Output ``index`` as a numpy view of the arena (zero copy; overwritten by the
-        next invoke)."""
+        next invoke). :class:`TensorIndexError` (an ``IndexError``) when out of range."""
+        self.check_io_index("Output", index)
         self._require_allocated()
-        if not 0 <= index < self.outputs_size:
-            raise InputError(f"Output index {index} out of range (length is {self.outputs_size})")
         return self._outputs[index]
+
+    def check_io_index(self, kind: str, index) -> None:
+        """TFLM's range check of input(i) (``kind`` "Input") / output(i) ("Output"): its
+        log line to the error reporter, then :class:`TensorIndexError`."""
+        length = self.inputs_size if kind == "Input" else self.outputs_size
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise InputError(f"{kind} index must be an integer, not {index!r}")
+        if not 0 <= index < length:
+            message = f"{kind} index {index} out of range (length is {length})"
+            self._report(message)
+            raise TensorIndexError(message)
 
     def set_input(self, value, index: int = 0) -> None:
         """Copy ``value`` into input ``index``. The dtype and shape must match exactly
@@ -507,8 +589,9 @@ class MicroInterpreter:
         *Emulator extension*: TFLM cannot resize (shapes come from the flatbuffer);
         TFLite can. Every shape downstream is inferred (:mod:`micro_runtime.shape_inference`),
         the interpreter starts over with a fresh arena, and :meth:`allocate_tensors` must
-        be called again (as after TFLite's ``ResizeInputTensor``); tensor contents are
-        not kept. Returns the minimum arena (bytes) for the new shapes.
+        be called again (as after TFLite's ``ResizeInputTensor``; :meth:`invoke` does it
+        when needed); tensor contents are not kept. Returns the minimum arena (bytes)
+        for the new shapes.
 
         Raises :class:`InputError` when a shape cannot be carried through an op, and
         :class:`ArenaTooSmallError` (``min_arena_bytes`` = the size needed) when the new
@@ -551,10 +634,10 @@ class MicroInterpreter:
         planner an intermediate tensor's memory is reused by later tensors."""
         self._require_allocated()
         if not 0 <= subgraph < len(self.subgraphs):
-            raise InputError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
+            raise TensorIndexError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
         tensors = self.subgraphs[subgraph].tensors
         if not 0 <= index < len(tensors):
-            raise InputError(f"tensor index {index} out of range (subgraph has {len(tensors)} tensors)")
+            raise TensorIndexError(f"tensor index {index} out of range (subgraph has {len(tensors)} tensors)")
         return tensors[index].data
 
     # ------------------------------------------------------------ figures
@@ -564,10 +647,13 @@ class MicroInterpreter:
 
     @property
     def head_bytes(self) -> int:
+        """The head (non-persistent section, or the temporaries above it) in bytes: TFLM's
+        "Arena allocation head"."""
         return self.arena.non_persistent_used_bytes
 
     @property
     def tail_bytes(self) -> int:
+        """The tail (persistent section) in bytes: TFLM's "Arena allocation tail"."""
         return self.arena.persistent_used_bytes
 
     def min_arena_bytes(self) -> int:
@@ -587,7 +673,8 @@ class MicroInterpreter:
                 probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
                                          planner=self.planner, recording=self.recording,
                                          num_resource_variables=self.num_resource_variables,
-                                         error_reporter=lambda m: None)
+                                         error_reporter=lambda m: None,
+                                         alt_decompression_memory_size=self.alt_decompression_memory_size)
                 probe.allocate_tensors()
                 probe.invoke()
                 return probe.arena.trace
@@ -599,15 +686,13 @@ class MicroInterpreter:
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:
-        """Print TFLM's RecordingMicroAllocator report (needs ``recording=True``)."""
+        """Print TFLM's RecordingMicroAllocator report (needs ``recording=True``) to
+        ``file`` (default stderr), byte for byte as the tflite-micro package writes it:
+        TFLM's lines, each ended by CR LF."""
         if not self.recording:
             raise InterpreterStateError("Cannot print allocations as they were not recorded "
-                                        "(create the interpreter with recording=True)")
-        from recording.report import allocation_report
-        out = file if file is not None else sys.stderr
-        for line in allocation_report(self.allocator):
-            out.write(line + "\n")
-        out.flush()
+                                        "(use RecordingMicroInterpreter, or recording=True)")
+        self.allocator.print_allocations(file)
 
     def __del__(self):
         try:

@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+import flatbuffers
 import numpy as np
 import tflite
 
@@ -27,6 +28,10 @@ FILE_IDENTIFIER = b"TFL3"
 OFFLINE_MEMORY_ALLOCATION = "OfflineMemoryAllocation"
 #: metadata name of TFLM compression data.
 COMPRESSION_METADATA = "COMPRESSION_METADATA"
+#: custom code of TFLM's DECODE operator (compressed tensors decoded into the arena).
+DECODE_CUSTOM_CODE = "TFLM_DECODE"
+#: newest COMPRESSION_METADATA schema version TFLM reads.
+COMPRESSION_SCHEMA_VERSION = 1
 
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
@@ -51,6 +56,45 @@ class Quantization:
 
 
 @dataclass
+class LutTensor:
+    """A tensor listed in the model's ``COMPRESSION_METADATA`` (TFLM's older compression
+    path, read by builds with USE_TFLM_COMPRESSION): its buffer holds ``index_bitwidth``-wide
+    indices, packed from the high bit of each byte down, into value tables kept in buffer
+    ``value_buffer`` (one table per channel for per-channel quantized tensors)."""
+
+    subgraph: int
+    tensor: int
+    value_buffer: int
+    index_bitwidth: int
+    #: the value buffer's bytes (None when the buffer is empty)
+    values: Optional[np.ndarray]
+
+
+@dataclass
+class CompressionMetadata:
+    """The ``COMPRESSION_METADATA`` entry as TFLM's GetCompressionMetadata finds it.
+
+    ``used`` is False when TFLM ignores the metadata (bad buffer, failed verification,
+    newer schema). ``subgraphs`` holds, per subgraph, the (tensor, value_buffer,
+    index_bitwidth) of its LutTensors; None stands for a vector absent from the
+    flatbuffer (which TFLM's allocator refuses). ``messages`` are the lines TFLM prints
+    while looking for the metadata."""
+
+    used: bool
+    subgraphs: Optional[List[Optional[List[Tuple[int, int, int]]]]] = None
+    messages: List[str] = field(default_factory=list)
+
+    @property
+    def lut_entries(self) -> List[Tuple[int, int, int, int]]:
+        """(subgraph, tensor, value_buffer, index_bitwidth) of every LutTensor."""
+        out = []
+        for s, luts in enumerate(self.subgraphs or []):
+            for t, vb, bw in luts or ():
+                out.append((s, t, vb, bw))
+        return out
+
+
+@dataclass
 class TensorSpec:
     """A tensor as the flatbuffer describes it."""
 
@@ -65,6 +109,11 @@ class TensorSpec:
     shape_signature: Optional[Tuple[int, ...]] = None
     #: False for a tensor a delegate keeps to itself: it takes no arena memory
     planned: bool = True
+    #: set when COMPRESSION_METADATA lists the tensor: ``data`` then holds the packed
+    #: index bytes (uint8), not the values
+    lut: Optional[LutTensor] = None
+    #: False when the flatbuffer has no shape vector (TFLM's compression refuses those)
+    shape_present: bool = True
 
     @property
     def dtype(self) -> np.dtype:
@@ -153,6 +202,8 @@ class Model:
     buffers: List[BufferSpec]
     metadata: Dict[str, int] = field(default_factory=dict)   #: name -> buffer index
     source: str = "<bytes>"
+    #: TFLM compression metadata (None when the model has no COMPRESSION_METADATA entry)
+    compression: Optional[CompressionMetadata] = None
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -189,7 +240,8 @@ class Model:
         return words[3:3 + count].astype(np.int32)
 
     def has_compression(self) -> bool:
-        return COMPRESSION_METADATA in self.metadata
+        """True when COMPRESSION_METADATA is present and TFLM would use it."""
+        return self.compression is not None and self.compression.used
 
 
 # ---------------------------------------------------------------------- loading
@@ -231,22 +283,35 @@ class _Reader:
     def fail(self, what: str) -> ModelError:
         return ModelError(f"{self.source}: {self.where}: {what}")
 
+    def past_end(self, what: str) -> ModelError:
+        """A reference beyond the last byte: what a cut-off download or copy produces."""
+        return self.fail(f"{what} lies past the end of the file: the file looks truncated "
+                         f"(it is {self.n} bytes long)")
+
     def check_table(self, obj, what: str) -> None:
         """Check a generated accessor object's table header and vtable."""
         tab = obj._tab
         pos = tab.Pos
         n = self.n
-        if pos < 0 or pos + 4 > n:
+        if pos < 0:
             raise self.fail(f"{what} table at offset {pos} lies outside the file ({n} bytes)")
+        if pos + 4 > n:
+            raise self.past_end(f"{what} table at offset {pos}")
         vtable = pos - _I32.unpack_from(self.raw, pos)[0]
-        if vtable < 0 or vtable + 4 > n:
+        if vtable < 0:
             raise self.fail(f"{what} table's vtable at offset {vtable} lies outside the file")
+        if vtable + 4 > n:
+            raise self.past_end(f"{what} table's vtable at offset {vtable}")
         vt_len = _U16.unpack_from(self.raw, vtable)[0]
         table_len = _U16.unpack_from(self.raw, vtable + 2)[0]
-        if vt_len < 4 or vt_len % 2 or vtable + vt_len > n:
+        if vt_len < 4 or vt_len % 2:
             raise self.fail(f"{what} table has a malformed vtable (length {vt_len})")
-        if table_len < 4 or pos + table_len > n:
-            raise self.fail(f"{what} table (size {table_len}) runs past the end of the file")
+        if vtable + vt_len > n:
+            raise self.past_end(f"{what} table's vtable (offset {vtable}, {vt_len} bytes)")
+        if table_len < 4:
+            raise self.fail(f"{what} table has a malformed size ({table_len})")
+        if pos + table_len > n:
+            raise self.past_end(f"{what} table (offset {pos}, {table_len} bytes)")
         for slot in range(4, vt_len, 2):
             off = _U16.unpack_from(self.raw, vtable + slot)[0]
             if off and off >= table_len:
@@ -261,13 +326,14 @@ class _Reader:
             return 0
         field_pos = tab.Pos + o
         if field_pos + 4 > self.n:
-            raise self.fail(f"{what}: offset field outside the file")
+            raise self.past_end(f"{what}: offset field at {field_pos}")
         start = field_pos + _U32.unpack_from(self.raw, field_pos)[0]
         if start + 4 > self.n:
-            raise self.fail(f"{what}: vector at {start} lies outside the file")
+            raise self.past_end(f"{what}: vector at offset {start}")
         length = _U32.unpack_from(self.raw, start)[0]
         if start + 4 + length * elem_size > self.n:
-            raise self.fail(f"{what}: vector of {length} elements runs past the end of the file")
+            raise self.past_end(f"{what}: vector of {length} elements at offset {start} "
+                                f"(ending at byte {start + 4 + length * elem_size})")
         return length
 
     def string(self, obj, slot: int, what: str) -> Optional[str]:
@@ -323,7 +389,10 @@ class _Reader:
             return self._read()
         except ModelError:
             raise
-        except (struct.error, IndexError, ValueError, TypeError, OverflowError,
+        except struct.error as e:
+            raise self.fail(f"malformed flatbuffer: a read went past the end of the {self.n}-byte "
+                            f"file ({e}); the file looks truncated or corrupt") from None
+        except (IndexError, ValueError, TypeError, OverflowError,
                 UnicodeDecodeError, RecursionError, MemoryError) as e:
             raise self.fail(f"malformed flatbuffer ({type(e).__name__}: {e})") from None
 
@@ -343,11 +412,17 @@ class _Reader:
         opcodes = []
         for i, oc in enumerate(self.table_vector(model, 6, tflite.OperatorCode, "operator_codes")):
             self.where = f"operator code #{i}"
-            builtin = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
+            # TFLM's GetBuiltinCode: the larger of builtin_code and deprecated_builtin_code.
+            # (tflite's BuiltinCode() accessor falls back to the deprecated field for
+            # codes below 127, so the int32 field is read directly.)
+            slot = oc._tab.Offset(10)
+            builtin = oc._tab.Get(flatbuffers.number_types.Int32Flags, slot + oc._tab.Pos) if slot else 0
+            builtin = max(int(builtin), int(oc.DeprecatedBuiltinCode()))
             custom = self.string(oc, 6, "custom_code")
             opcodes.append(OperatorCodeSpec(builtin, custom, int(oc.Version())))
 
         metadata: Dict[str, int] = {}
+        metadata_entries: List[Tuple[str, int]] = []
         for i, md in enumerate(self.table_vector(model, 16, tflite.Metadata, "metadata")):
             self.where = f"metadata #{i}"
             name = self.string(md, 4, "name")
@@ -358,6 +433,15 @@ class _Reader:
                 raise self.fail(f"metadata '{name}' refers to buffer {index} but the model "
                                 f"has {len(buffers)} buffers")
             metadata.setdefault(name, index)
+            metadata_entries.append((name, index))
+
+        self.where = "COMPRESSION_METADATA"
+        compression = _read_compression_metadata(metadata_entries, buffers)
+        self.luts = {}
+        if compression is not None and compression.used:
+            for s, t, vb, bw in compression.lut_entries:
+                values = buffers[vb].data if vb < len(buffers) else None
+                self.luts.setdefault((s, t), LutTensor(s, t, vb, bw, values))
 
         subgraphs = []
         sgs = self.table_vector(model, 8, tflite.SubGraph, "subgraphs")
@@ -368,7 +452,7 @@ class _Reader:
         self.where = "model"
         return Model(raw=raw, version=int(version), description=description,
                      operator_codes=opcodes, subgraphs=subgraphs, buffers=buffers,
-                     metadata=metadata, source=self.source)
+                     metadata=metadata, source=self.source, compression=compression)
 
     def _read_buffers(self, model) -> List[BufferSpec]:
         out = []
@@ -379,8 +463,8 @@ class _Reader:
             size = int(b.Size())
             if offset > 1:
                 if offset + size > self.n:
-                    raise self.fail(f"large-model buffer form: data at offset {offset} of size "
-                                    f"{size} lies outside the file ({self.n} bytes)")
+                    raise self.past_end(f"large-model buffer form: data at offset {offset} of "
+                                        f"size {size}")
             if data is not None and data.size == 0:
                 data = None
             out.append(BufferSpec(data, offset, size))
@@ -394,7 +478,7 @@ class _Reader:
         tensors = []
         for ti, t in enumerate(self.table_vector(sg, 4, tflite.Tensor, "tensors")):
             self.where = (prefix + ": " if prefix else "") + f"tensor #{ti}"
-            tensors.append(self._read_tensor(ti, t, buffers))
+            tensors.append(self._read_tensor(ti, t, buffers, self.luts.get((si, ti))))
         n_t = len(tensors)
         self.where = prefix or "subgraph 0"
         inputs = self.int_vector(sg, 6, "<i4", "inputs")
@@ -410,7 +494,8 @@ class _Reader:
             operators.append(self._read_operator(oi, op, opcodes, tensors))
         return SubGraphSpec(si, name, tensors, operators, inputs, outputs)
 
-    def _read_tensor(self, ti: int, t, buffers: List[BufferSpec]) -> TensorSpec:
+    def _read_tensor(self, ti: int, t, buffers: List[BufferSpec],
+                     lut: Optional[LutTensor] = None) -> TensorSpec:
         name = self.string(t, 10, "name") or ""
         self.where += f" '{name}'" if name else ""
         shape = self.int_vector(t, 4, "<i4", "shape")
@@ -421,7 +506,9 @@ class _Reader:
                             f"{len(buffers)} buffers")
         buf = buffers[buffer_index]
         data = None
-        if buf.data is not None:
+        if buf.data is not None and lut is not None:
+            data = buf.data   # packed LUT indices, decompressed by the kernels
+        elif buf.data is not None:
             data = self._constant_view(buf.data, ttype, shape)
         elif buf.external and buffer_index != 0:
             raise self.fail(f"uses the large-model buffer form (data at file offset {buf.offset}); "
@@ -441,7 +528,7 @@ class _Reader:
                 quant = Quantization(scales.astype(np.float32), zps.astype(np.int64), qdim)
         signature = self.int_vector(t, 18, "<i4", "shape_signature") if t._tab.Offset(18) else None
         return TensorSpec(ti, name, ttype, shape, buffer_index, data, bool(t.IsVariable()),
-                          quant, signature)
+                          quant, signature, lut=lut, shape_present=bool(t._tab.Offset(4)))
 
     def _constant_view(self, data: np.ndarray, ttype: int, shape: Sequence[int]) -> np.ndarray:
         if ttype not in schema.TYPE_SIZES or ttype == tflite.TensorType.RESOURCE:
@@ -509,3 +596,95 @@ class _Reader:
                                        table2, self)
         return OperatorSpec(oi, opcode_index, oc.builtin_code, oc.custom_code, oc.version,
                             inputs, outputs, intermediates, params, custom_options)
+
+
+# ------------------------------------------------------------ COMPRESSION_METADATA
+class _FlatTable:
+    """A flatbuffer table inside ``buf`` read with bounds and alignment checks (what
+    flatbuffers' Verifier checks); any violation raises ValueError."""
+
+    def __init__(self, buf: bytes, pos: int):
+        self.buf = buf
+        n = len(buf)
+        if pos % 4 or pos < 0 or pos + 4 > n:
+            raise ValueError(f"table at {pos} is misaligned or outside the buffer")
+        vtable = pos - _I32.unpack_from(buf, pos)[0]
+        if vtable % 2 or vtable < 0 or vtable + 4 > n:
+            raise ValueError(f"vtable at {vtable} is misaligned or outside the buffer")
+        self.vt_len = _U16.unpack_from(buf, vtable)[0]
+        self.table_len = _U16.unpack_from(buf, vtable + 2)[0]
+        if self.vt_len < 4 or self.vt_len % 2 or vtable + self.vt_len > n or pos + self.table_len > n:
+            raise ValueError("table or vtable runs past the buffer")
+        self.pos, self.vtable = pos, vtable
+
+    def _field(self, slot: int, size: int) -> Optional[int]:
+        if 4 + 2 * slot >= self.vt_len:
+            return None
+        off = _U16.unpack_from(self.buf, self.vtable + 4 + 2 * slot)[0]
+        if not off:
+            return None
+        if off + size > self.table_len or (self.pos + off) % size:
+            raise ValueError(f"field {slot} lies outside its table or is misaligned")
+        return self.pos + off
+
+    def scalar(self, slot: int, fmt: str, default: int) -> int:
+        at = self._field(slot, struct.calcsize(fmt))
+        return default if at is None else struct.unpack_from(fmt, self.buf, at)[0]
+
+    def tables(self, slot: int) -> Optional[List["_FlatTable"]]:
+        at = self._field(slot, 4)
+        if at is None:
+            return None
+        start = at + _U32.unpack_from(self.buf, at)[0]
+        if start % 4 or start + 4 > len(self.buf):
+            raise ValueError("vector outside the buffer")
+        count = _U32.unpack_from(self.buf, start)[0]
+        if start + 4 + 4 * count > len(self.buf):
+            raise ValueError("vector runs past the buffer")
+        out = []
+        for k in range(count):
+            p = start + 4 + 4 * k
+            out.append(_FlatTable(self.buf, p + _U32.unpack_from(self.buf, p)[0]))
+        return out
+
+
+def _read_compression_metadata(entries: Sequence[Tuple[str, int]],
+                               buffers: List[BufferSpec]) -> Optional[CompressionMetadata]:
+    """TFLM's GetCompressionMetadata: the first COMPRESSION_METADATA entry with a usable
+    buffer, verified; None when the model has no such entry."""
+    found = [index for name, index in entries if name == COMPRESSION_METADATA]
+    if not found:
+        return None
+    messages: List[str] = []
+    for index in found:
+        if index == 0 or index >= len(buffers):
+            messages.append(f"Compression: Invalid buffer index {index}")
+            continue
+        data = buffers[index].data
+        if data is None:
+            messages.append(f"Compression: Invalid data for buffer index {index}")
+            continue
+        raw = data.tobytes()
+        try:
+            if len(raw) < 4:
+                raise ValueError("too short")
+            root = _FlatTable(raw, _U32.unpack_from(raw, 0)[0])
+            version = root.scalar(0, "<I", 1)
+            subgraphs = root.tables(1)
+            parsed = None
+            if subgraphs is not None:
+                parsed = []
+                for sg in subgraphs:
+                    luts = sg.tables(0)
+                    parsed.append(None if luts is None else [
+                        (lt.scalar(0, "<i", 0), lt.scalar(1, "<I", 0), lt.scalar(2, "<B", 0))
+                        for lt in luts])
+        except (ValueError, struct.error):
+            messages.append("Compression: verification failure")
+            return CompressionMetadata(False, None, messages)
+        if version > COMPRESSION_SCHEMA_VERSION:
+            messages.append(f"Compression: schema version mismatch (using "
+                            f"{COMPRESSION_SCHEMA_VERSION} got {version})")
+            return CompressionMetadata(False, None, messages)
+        return CompressionMetadata(True, parsed, messages)
+    return CompressionMetadata(False, None, messages)

@@ -16,8 +16,9 @@ broadcasting binary (ADD, MUL, comparisons ...), CONV_2D / DEPTHWISE_CONV_2D /
 TRANSPOSE_CONV, pooling, FULLY_CONNECTED (``keep_num_dims``), RESHAPE (shape tensor or
 ``new_shape``, one ``-1``), CONCATENATION, PAD / PADV2 / MIRROR_PAD, reductions (MEAN,
 SUM, REDUCE_*), SQUEEZE / EXPAND_DIMS, TRANSPOSE, SLICE / STRIDED_SLICE, SPLIT /
-SPLIT_V, PACK / UNPACK, BATCH_MATMUL, GATHER, ARG_MAX / ARG_MIN, SHAPE, RESIZE_*,
-SPACE_TO_DEPTH / DEPTH_TO_SPACE.
+SPLIT_V, PACK / UNPACK, BATCH_MATMUL, GATHER / GATHER_ND, EMBEDDING_LOOKUP, ARG_MAX /
+ARG_MIN, SHAPE, RESIZE_*, SPACE_TO_DEPTH / DEPTH_TO_SPACE, BATCH_TO_SPACE_ND /
+SPACE_TO_BATCH_ND, DYNAMIC_UPDATE_SLICE (the operand's shape).
 """
 from __future__ import annotations
 
@@ -454,6 +455,59 @@ def rule_depth_to_space(s: OpShapes) -> List[Shape]:
     return [(x[0], x[1] * b, x[2] * b, x[3] // (b * b))]
 
 
+def _block_and_pairs(s: OpShapes, what: str):
+    """Input shape (3-D or 4-D), block sizes and (before, after) pairs of the
+    BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND family."""
+    x = s.shape(0)
+    if len(x) not in (3, 4):
+        raise ShapeRuleError(f"input must have 3 or 4 dimensions, got shape {x}")
+    spatial = len(x) - 2
+    block = s.const(1, "block shape tensor").reshape(-1)
+    pairs = s.const(2, f"{what} tensor").reshape(-1, 2)
+    if len(block) != spatial or len(pairs) != spatial:
+        raise ShapeRuleError(f"block shape {block.tolist()} / {what} {pairs.tolist()} do not match "
+                             f"the {spatial} spatial dimension(s) of {x}")
+    if np.any(block < 1):
+        raise ShapeRuleError(f"block shape {block.tolist()} must be >= 1")
+    return x, [int(b) for b in block], pairs
+
+
+def rule_batch_to_space(s: OpShapes) -> List[Shape]:
+    x, block, crops = _block_and_pairs(s, "crops")
+    step = _prod(block)
+    if x[0] % step:
+        raise ShapeRuleError(f"batch {x[0]} is not a multiple of the block size product {step}")
+    spatial = [d * b - int(c.sum()) for d, b, c in zip(x[1:-1], block, crops)]
+    if np.any(crops < 0) or min(spatial) < 1:
+        raise ShapeRuleError(f"crops {crops.tolist()} do not fit the input {x}")
+    return [(x[0] // step,) + tuple(spatial) + (x[-1],)]
+
+
+def rule_space_to_batch(s: OpShapes) -> List[Shape]:
+    x, block, pads = _block_and_pairs(s, "paddings")
+    spatial = []
+    for d, b, p in zip(x[1:-1], block, pads):
+        padded = d + int(p.sum())
+        if padded < 1 or padded % b:
+            raise ShapeRuleError(f"padded size {padded} is not a positive multiple of block {b}")
+        spatial.append(padded // b)
+    return [(x[0] * _prod(block),) + tuple(spatial) + (x[-1],)]
+
+
+def rule_embedding_lookup(s: OpShapes) -> List[Shape]:
+    ids, table = s.shape(0), s.shape(1)
+    if len(ids) != 1 or len(table) < 2:
+        raise ShapeRuleError(f"ids must be 1-D and the table 2-D or more, got {ids} and {table}")
+    return [(ids[0],) + tuple(table[1:])]
+
+
+def rule_gather_nd(s: OpShapes) -> List[Shape]:
+    params, idx = s.shape(0), s.shape(1)
+    if not params or not idx or idx[-1] > len(params):
+        raise ShapeRuleError(f"indices {idx} do not index params {params}")
+    return [tuple(idx[:-1]) + tuple(params[idx[-1]:])]
+
+
 UNARY_OPS = (
     "ABS", "CEIL", "COS", "EXP", "FLOOR", "LOG", "LOGISTIC", "NEG", "RELU", "RELU6",
     "RELU_N1_TO_1", "RELU_0_TO_1", "RSQRT", "SIN", "SQRT", "SQUARE", "TANH", "HARD_SWISH",
@@ -486,6 +540,9 @@ RULES: Dict[str, Callable[[OpShapes], List[Shape]]] = {
     "BROADCAST_TO": rule_broadcast_to, "BROADCAST_ARGS": rule_broadcast_args,
     "RESIZE_BILINEAR": rule_resize, "RESIZE_NEAREST_NEIGHBOR": rule_resize,
     "SPACE_TO_DEPTH": rule_space_to_depth, "DEPTH_TO_SPACE": rule_depth_to_space,
+    "BATCH_TO_SPACE_ND": rule_batch_to_space, "SPACE_TO_BATCH_ND": rule_space_to_batch,
+    "DYNAMIC_UPDATE_SLICE": rule_unary, "EMBEDDING_LOOKUP": rule_embedding_lookup,
+    "GATHER_ND": rule_gather_nd,
 }
 
 

@@ -17,7 +17,7 @@ Kernel OpData structs are keyed ``"<kernel>.<Struct>"``; builtin option structs
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Mapping, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,17 @@ class Target:
     description: str
     pointer_bytes: int
     structs: Mapping[str, StructSize]
+    #: byte ranges (offset, length) of the fields TFLM reads back from a temporary
+    #: struct before releasing it (pointers; see arena.arena)
+    critical_fields: Optional[Mapping[str, Tuple[Tuple[int, int], ...]]] = None
+    #: built with USE_TFLM_COMPRESSION: the allocator reads COMPRESSION_METADATA and the
+    #: kernels that support it decompress LUT tensors (TFLM's Makefile turns it on only
+    #: for the linux and xtensa targets; DECODE operators work either way)
+    compression: bool = True
+
+    def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
+        """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
+        return (self.critical_fields or {}).get(struct, ())
 
     def sizeof(self, struct: str) -> int:
         """Bytes of ``struct`` on this target."""
@@ -185,6 +196,7 @@ _TABLE: Dict[str, tuple] = {
     "mirror_pad.OpDataMirrorPad": (20, 4, "input_dims, output_size, offset, output_dims_num_elements_buffer_index, input_dims_num_elements_buffer_index 5x4"),
     "batch_matmul.OpDataBatchMatmul": (32, 8, "quantization 8, lhs/rhs_transposed_tensor 2x8, rhs_is_transposed, lhs/rhs_is_constant_tensor 3x1, pad 5",
                                        16, 4, "quantization 4, lhs/rhs_transposed_tensor 2x4, 3x1 bools, pad 1"),
+    "batch_matmul.QuantizationOpDataBatchMatmul": (28, 4, "output_multiplier, output_shift, output_activation_min/max, lhs/rhs/output_zero_point 7x4"),
     "space_to_batch_nd.SpaceToBatchParams": (4, 4, "output_offset 4"),
     "squared_difference.OpData": (112, 8, "requires_broadcast 1, hole 7, ArithmeticParams (int32/int64 quantization, float and int64 activation bounds, broadcast shape) 104"),
     "elementwise.OpDataAbsRsqrt": (28, 4, "multiplier, shift, input_offset, output_offset 4x4, needs_rescale 1, hole 3, input_quantization_type 4, input_type 4"),
@@ -200,6 +212,7 @@ _TABLE: Dict[str, tuple] = {
     "assign_variable.OpData": (4, 4, "scratch_index 4"),
     "embedding_lookup.OpData": (16, 8, "scale 4 (float), hole 4, num_columns 8 (size_t)", 8, 4, "scale 4, num_columns 4 (size_t)"),
     "circular_buffer.OpDataCircularBuffer": (8, 4, "cycles_until_run, cycles_max 2x4"),
+    "detection_postprocess.OpData": (112, 4, "max_detections..num_classes 6x4 (2 floats), use_regular_non_max_suppression 1, pad 3, scale_values 4x4 (float), 11 scratch indices 11x4, 3 TfLiteQuantizationParams {scale 4, zero_point 4} 3x8"),
     "elu.OpData": (256, 1, "table[256] 256x1 (int8 lookup table)"),
     "select.OpData": (1, 1, "requires_broadcast 1"),
     # ---- TFLM signal library (signal/micro/kernels, signal/src, kissfft v130)
@@ -235,6 +248,20 @@ _TABLE: Dict[str, tuple] = {
     "signal_overlap_add.TFLMSignalOverlapAddParams": (
         32, 8, "frame_size..n_frames 4x4, type 4 (enum), hole 4, state_buffers 8",
         24, 4, "frame_size..n_frames 4x4, type 4, state_buffers 4"),
+    # ---- TFLM compression (USE_TFLM_COMPRESSION metadata path, and the DECODE operator)
+    "CompressionTensorData": (16, 8, "scheme 1 (enum uint8), hole 7, data {lut_data 8 (ptr)}",
+                              8, 4, "scheme 1, hole 3, data {lut_data 4}"),
+    "LookupTableData": (16, 8, "value_table 8 (ptr), value_table_channel_stride 1, bit-fields {compressed_bit_width:3, is_per_channel_quantized:1, use_alternate_axis:1, reserved:3} 1, pad 6",
+                        8, 4, "value_table 4, value_table_channel_stride 1, bit-fields 1, pad 2"),
+    "decode.DecodeStateLut": (
+        72, 8, "vptr 8, context_, micro_profiler_ 2x8, compressed_indices_ 8, count_indices_, num_channels_, elements_per_channel_ 3x8 (size_t), value_table_ 8, value_table_channel_stride_, compressed_bit_width_, use_alternate_axis_ 3x1, pad 5",
+        36, 4, "vptr 4, context_, micro_profiler_ 2x4, compressed_indices_ 4, count_indices_..elements_per_channel_ 3x4, value_table_ 4, 3x1, pad 1"),
+    "decode.DecodeStatePrune": (
+        80, 8, "vptr 8, context_, micro_profiler_ 2x8, compressed_indices_ 8, count_indices_, num_channels_, elements_per_channel_ 3x8 (size_t), value_table_ 8, zero_points_ 8, single_zero_point_ 1, use_alternate_axis_ 1, pad 6",
+        40, 4, "vptr 4, context_, micro_profiler_ 2x4, compressed_indices_ 4, 3x4 (size_t), value_table_ 4, zero_points_ 4, 2x1, pad 2"),
+    "decode.DecodeStateHuffman": (
+        56, 8, "vptr 8, context_, micro_profiler_ 2x8, compressed_codewords_ 8, count_codewords_ 8 (size_t), huffman_tables_ 8, use_32bit_table_ 1, initial_table_size_ 1, pad 6",
+        28, 4, "vptr 4, context_, micro_profiler_ 2x4, compressed_codewords_ 4, count_codewords_ 4, huffman_tables_ 4, 2x1, pad 2"),
     "circular_buffer.CircularBuffer": (
         40, 8, "capacity, read, write 3x8 (size_t), empty, buffer_size 2x4, buffer 8",
         24, 4, "capacity, read, write 3x4 (size_t), empty, buffer_size 2x4, buffer 4"),
@@ -254,12 +281,26 @@ def _build(bits: int) -> Dict[str, StructSize]:
     return table
 
 
+# Fields of temporary structs that TFLM reads back after a kernel's persistent writes:
+# DeallocateTempTfLiteTensor reads a quantized tensor's quantization {type, params} and
+# its TfLiteAffineQuantization's zero_point array pointer, then releases what they point
+# to (a clobbered one breaks the temp allocator's checksum: TFLM aborts).
+_CRITICAL_64 = {
+    "TfLiteTensor.quantized": ((0, 4), (8, 8)),      # quantization.type, quantization.params
+    "TfLiteAffineQuantization": ((8, 8),),           # zero_point
+}
+_CRITICAL_32 = {
+    "TfLiteTensor.quantized": ((0, 4), (4, 4)),
+    "TfLiteAffineQuantization": ((4, 4),),
+}
+
 HOST64 = Target(
     name="host64",
     description="TFLM 64-bit host build (TF_LITE_STATIC_MEMORY, USE_TFLM_COMPRESSION): "
                 "the tflite-micro 0.dev20261023182759 package",
     pointer_bytes=8,
     structs=_build(64),
+    critical_fields=_CRITICAL_64,
 )
 
 MCU32 = Target(
@@ -268,6 +309,7 @@ MCU32 = Target(
                 "64-bit types 8-byte aligned (ARM EABI: Cortex-M, 32-bit RISC-V)",
     pointer_bytes=4,
     structs=_build(32),
+    critical_fields=_CRITICAL_32,
 )
 
 TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32)}

@@ -8,27 +8,54 @@ categories. Behaviour is unchanged: only numbers are kept.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from dataclasses import dataclass, replace
 from typing import Dict
 
 from arena.allocator import MicroAllocator
 from arena.arena import Arena
+from micro_runtime.errors import InputError
 
-#: (category key, TFLM's name, word for the count) in TFLM's print order.
+
+class RecordedAllocationType(enum.IntEnum):
+    """TFLM's ``RecordedAllocationType`` (recording_micro_allocator.h), same names and
+    values; ``kCompressionData`` exists because the tflite-micro package is built with
+    USE_TFLM_COMPRESSION. ``kNumAllocationTypes`` is TFLM's end marker, not a category."""
+
+    kTfLiteEvalTensorData = 0
+    kPersistentTfLiteTensorData = 1
+    kPersistentTfLiteTensorQuantizationData = 2
+    kPersistentBufferData = 3
+    kTfLiteTensorVariableBufferData = 4
+    kNodeAndRegistrationArray = 5
+    kOpData = 6
+    kCompressionData = 7
+    kNumAllocationTypes = 8
+
+
+_T = RecordedAllocationType
+#: (category key, TFLM's name, word for the count, RecordedAllocationType) in TFLM's
+#: print order.
 CATEGORIES = (
-    ("eval_tensor_data", "TfLiteEvalTensor data", "allocations"),
-    ("persistent_tensor_data", "Persistent TfLiteTensor data", "tensors"),
-    ("persistent_tensor_quantization_data", "Persistent TfLiteTensor quantization data", "allocations"),
-    ("persistent_buffer_data", "Persistent buffer data", "allocations"),
-    ("variable_buffer_data", "TfLiteTensor variable buffer data", "allocations"),
-    ("node_and_registration", "NodeAndRegistration struct", "NodeAndRegistration structs"),
-    ("op_data", "Operator runtime data", "OpData structs"),
-    ("compression_data", "Persistent compression data", "allocations"),
+    ("eval_tensor_data", "TfLiteEvalTensor data", "allocations", _T.kTfLiteEvalTensorData),
+    ("persistent_tensor_data", "Persistent TfLiteTensor data", "tensors", _T.kPersistentTfLiteTensorData),
+    ("persistent_tensor_quantization_data", "Persistent TfLiteTensor quantization data", "allocations",
+     _T.kPersistentTfLiteTensorQuantizationData),
+    ("persistent_buffer_data", "Persistent buffer data", "allocations", _T.kPersistentBufferData),
+    ("variable_buffer_data", "TfLiteTensor variable buffer data", "allocations",
+     _T.kTfLiteTensorVariableBufferData),
+    ("node_and_registration", "NodeAndRegistration struct", "NodeAndRegistration structs",
+     _T.kNodeAndRegistrationArray),
+    ("op_data", "Operator runtime data", "OpData structs", _T.kOpData),
+    ("compression_data", "Persistent compression data", "allocations", _T.kCompressionData),
 )
+_KEY_OF_TYPE = {kind: key for key, _, _, kind in CATEGORIES}
 
 
 @dataclass
 class RecordedAllocation:
+    """TFLM's ``RecordedAllocation``: one category's figures."""
+
     requested_bytes: int = 0   #: bytes asked for
     used_bytes: int = 0        #: bytes consumed, alignment included
     count: int = 0             #: allocations
@@ -48,9 +75,9 @@ class RecordingArena(Arena):
     def requested_bytes(self) -> int:
         return self.requested_head_bytes + self.requested_tail_bytes
 
-    def allocate_persistent(self, size: int, alignment: int) -> int:
+    def allocate_persistent(self, size: int, alignment: int, written=()) -> int:
         before = self.tail
-        address = super().allocate_persistent(size, alignment)
+        address = super().allocate_persistent(size, alignment, written)
         self.recorded_used_bytes += before - self.tail
         self.requested_tail_bytes += size
         self.alloc_count += 1
@@ -75,8 +102,49 @@ class RecordingMicroAllocator(MicroAllocator):
     allocator_struct = "RecordingMicroAllocator"
 
     def __init__(self, arena: RecordingArena, target, planner: str = "greedy"):
-        self.recorded: Dict[str, RecordedAllocation] = {k: RecordedAllocation() for k, _, _ in CATEGORIES}
+        self.recorded: Dict[str, RecordedAllocation] = {k: RecordedAllocation() for k, *_ in CATEGORIES}
         super().__init__(arena, target, planner)
+
+    # ------------------------------------------------ TFLM's public interface
+    def get_recorded_allocation(self, allocation_type) -> RecordedAllocation:
+        """A copy of the figures recorded for ``allocation_type`` (a
+        :class:`RecordedAllocationType` or its int value), as TFLM's
+        ``GetRecordedAllocation``."""
+        try:
+            if isinstance(allocation_type, bool):
+                raise ValueError
+            kind = RecordedAllocationType(allocation_type)
+            key = _KEY_OF_TYPE[kind]
+        except (ValueError, TypeError, KeyError):
+            raise InputError(f"Invalid allocation type supplied: {allocation_type!r} (one of "
+                             + ", ".join(f"RecordedAllocationType.{k.name}" for k in _KEY_OF_TYPE)
+                             + ")") from None
+        return replace(self.recorded[key])
+
+    def get_simple_memory_allocator(self) -> RecordingArena:
+        """The recording arena (TFLM's ``GetSimpleMemoryAllocator``)."""
+        return self.arena
+
+    @property
+    def total_bytes(self) -> int:
+        """TFLM's "Arena allocation total": bytes used, alignment included."""
+        return self.arena.recorded_used_bytes
+
+    @property
+    def head_bytes(self) -> int:
+        """TFLM's "Arena allocation head": the non-persistent section (bytes)."""
+        return self.arena.non_persistent_used_bytes
+
+    @property
+    def tail_bytes(self) -> int:
+        """TFLM's "Arena allocation tail": the persistent section (bytes)."""
+        return self.arena.persistent_used_bytes
+
+    def print_allocations(self, file=None) -> None:
+        """TFLM's ``PrintAllocations``: the report lines, CR LF-ended, to ``file``
+        (default stderr)."""
+        from .report import write_allocation_report
+        write_allocation_report(self, file)
 
     def _record(self, key: str, before: RecordedAllocation) -> None:
         after = self.arena.snapshot()
@@ -92,6 +160,13 @@ class RecordingMicroAllocator(MicroAllocator):
         # one allocation per subgraph, counted per tensor as TFLM does
         self.recorded["eval_tensor_data"].count += sum(len(sg.tensors) - 1 for sg in model.subgraphs)
         return result
+
+    def allocate_compressed_tensors_list(self, model):
+        before = self.arena.snapshot()
+        try:
+            return super().allocate_compressed_tensors_list(model)
+        finally:
+            self._record("compression_data", before)
 
     def allocate_node_and_registrations(self, model):
         before = self.arena.snapshot()
@@ -117,8 +192,8 @@ class RecordingMicroAllocator(MicroAllocator):
         self._record("persistent_tensor_quantization_data", before)
         return result
 
-    def allocate_persistent_buffer(self, nbytes):
+    def allocate_persistent_buffer(self, nbytes, written=()):
         before = self.arena.snapshot()
-        address = super().allocate_persistent_buffer(nbytes)
+        address = super().allocate_persistent_buffer(nbytes, written)
         self._record("persistent_buffer_data", before)
         return address

@@ -9,7 +9,7 @@ import numpy as np
 from micro_runtime import MicroInterpreter
 from micro_runtime.api import count_resource_variables
 from micro_runtime.model import load_model
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.stateful_helpers import compare_invokes_with_tflm
 
 

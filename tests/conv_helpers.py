@@ -7,7 +7,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from kernels.padding import SAME, VALID, out_size
+from kernels.internal.padding import SAME, VALID, out_size
 from tests.helpers import TensorDef, model_path, single_op_model
 
 #: schema Padding values

@@ -45,9 +45,43 @@ def assert_rejected(model: bytes, inputs=(), match: str = ""):
     return info.value
 
 
+def assert_same_arena_fits(oracle, model: bytes, inputs=(), span: int = 48):
+    """For kernels that write persistent buffers while holding temporaries, where success
+    is not monotone in the arena size (a write may clobber a live temporary at one size
+    and not 16 bytes higher): TFLM agrees with our replay on both sides of every size in
+    [min - span, min + 16] where our verdict changes, fails just below our minimum and
+    works at it."""
+    from arena.arena import fits
+    _, _, it = run_ours(model, [np.asarray(x) for x in inputs])
+    trace = it.arena.trace
+    ours = it.min_arena_bytes()
+    sizes = range(ours - span, ours + 17)
+    verdict = {s: fits(trace, s) for s in sizes}
+    assert all(verdict[s] for s in sizes if s >= ours), "our minimum is not robust"
+    probes = {ours - 1, ours}
+    for s in sizes[1:]:
+        if verdict[s] != verdict[s - 1]:
+            probes.update((s - 1, s))
+    for s in sorted(probes):
+        theirs = oracle.fits(model, s, inputs)
+        assert theirs == verdict[s], f"arena of {s} bytes: TFLM {'fits' if theirs else 'fails'}, " \
+                                     f"ours {'fits' if verdict[s] else 'fails'} (our minimum {ours})"
+
+
 def assert_same_min_arena(oracle, model: bytes, inputs=()):
     """Our smallest working arena (temporaries included) is TFLM's, byte for byte."""
     _, _, it = run_ours(model, [np.asarray(x) for x in inputs])
     ours = it.min_arena_bytes()
     theirs = oracle.min_arena(model, inputs)
     assert ours == theirs, f"minimum arena: ours {ours} bytes, TFLM {theirs} bytes"
+
+
+def assert_both_reject(oracle, model: bytes, inputs=(), match: str = "", tflm_stage: str = "allocate"):
+    """Our interpreter refuses the model with a message containing ``match`` and TFLM
+    (the package) fails too, at ``tflm_stage`` ("allocate": its prepare; "invoke")."""
+    error = assert_rejected(model, inputs, match)
+    theirs = oracle.run(model, [np.asarray(x) for x in inputs])
+    assert not theirs.ok, f"TFLM accepts the model we reject with {error}"
+    assert not theirs.crashed and theirs.stage == tflm_stage, \
+        f"TFLM failed at {theirs.stage!r} (crashed={theirs.crashed}), expected {tflm_stage!r}"
+    return error

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from micro_runtime import MicroInterpreter
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
@@ -55,10 +55,23 @@ def single_op_model(op: str, inputs: Sequence[Optional[TensorDef]], outputs: Seq
             model_inputs.append(i)
     mid = [g.add_tensor(t.name or f"mid{k}", t.shape, t.dtype, quantization=t.quant)
            for k, t in enumerate(intermediates)]
-    out_idx = [g.add_tensor(t.name or f"out{k}", t.shape, t.dtype, quantization=t.quant)
+    out_idx = [g.add_tensor(t.name or f"out{k}", t.shape, t.dtype, quantization=t.quant,
+                            is_variable=t.is_variable)
                for k, t in enumerate(outputs)]
     g.add_operator(op, in_idx, out_idx, intermediates=mid, custom_options=custom_options, **options)
     g.inputs, g.outputs = model_inputs, out_idx
+    return b.build()
+
+
+def custom_op_model(op: str = "NoSuchOp") -> bytes:
+    """A one-op model x(4) -> y(4) float32 whose op is the custom ``op`` (by default one
+    no resolver has)."""
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32")
+    g.add_operator(op, [x], [y], custom_options=b"")
+    g.inputs, g.outputs = [x], [y]
     return b.build()
 
 
@@ -111,3 +124,35 @@ def compare_with_tflm(oracle, model: bytes, inputs: Sequence[np.ndarray], arena_
         assert lines == theirs.lines, (f"{context}: allocation report differs\nours:\n" + "\n".join(lines)
                                        + "\nTFLM:\n" + "\n".join(theirs.lines))
     return ours, theirs
+
+
+README = os.path.join(os.path.dirname(HERE), "README.md")
+
+
+def readme_block(tag: str) -> str:
+    """The code block that follows ``<!-- test: TAG -->`` in README.md (README examples
+    are run by tests, so they stay true)."""
+    text = open(README, encoding="utf-8").read()
+    marker = f"<!-- test: {tag} -->"
+    start = text.index(marker)
+    start = text.index("\n", text.index("```", start)) + 1
+    return text[start:text.index("```", start)]
+
+
+def run_python(source: str, *args: str, ours: bool = True, timeout: float = 300):
+    """Run ``source`` as a script in a fresh interpreter (cwd: a neutral directory);
+    with ``ours`` this checkout comes first on the import path. Returns the
+    CompletedProcess with stdout / stderr as bytes."""
+    import subprocess
+    import sys
+    import tempfile
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if ours:
+        env["PYTHONPATH"] = os.path.dirname(HERE)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "script.py")
+        with open(script, "w") as f:
+            f.write(source)
+        return subprocess.run([sys.executable, script, *args], capture_output=True, cwd=tmp,
+                              env=env, timeout=timeout)

@@ -41,36 +41,73 @@ def _capture_fd2(fn):
 
 
 def handle(req):
+    """One request; with ``log`` the C++ side's messages (TFLM's MicroPrintf, on stderr)
+    come back as ``log``."""
+    if req.get("log"):
+        result = {}
+
+        def run():
+            result.update(_handle(req))
+        text = _capture_fd2(run)
+        result["log"] = text
+        return result
+    return _handle(req)
+
+
+def _handle(req):
     import numpy as np
     import tflite_micro
     rt = tflite_micro.runtime
     config = (rt.InterpreterConfig.kPreserveAllTensors if req.get("preserve")
               else rt.InterpreterConfig.kAllocationRecording)
     try:
-        it = rt.Interpreter.from_bytes(req["model"], arena_size=req["arena_size"],
-                                       intrepreter_config=config)
+        it = rt.Interpreter.from_bytes(
+            req["model"], arena_size=req["arena_size"], intrepreter_config=config,
+            alt_decompression_memory_size=req.get("alt_decompression_memory_size", 0))
     except Exception as e:  # allocation failure
         return {"ok": False, "stage": "allocate", "error": str(e)}
-    result = {"ok": True, "outputs": [], "tensors": {}, "lines": None, "invokes": []}
+    result = {"ok": True, "outputs": [], "tensors": {}, "lines": None, "invokes": [],
+              "statuses": []}
+    if req.get("loop"):
+        # the per-sample loop a user writes: reset, set_input, invoke, get_output
+        import time
+        samples = req["inputs"]
+        count = samples[0].shape[0] if samples else 0
+        n_out = req["loop"]["outputs"]
+        outputs = [[None] * count for _ in range(n_out)]
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(count):
+            it.reset()
+            for k, x in enumerate(samples):
+                it.set_input(x[i], k)
+            it.invoke()
+            for j in range(n_out):
+                outputs[j][i] = it.get_output(j)
+        result["timings"] = [time.perf_counter() - t0, time.process_time() - c0]
+        if req["loop"].get("keep"):
+            result["outputs"] = [np.stack(o) if o else np.zeros(0) for o in outputs]
+        return result
     if req.get("bench"):
         import time
         for i, x in enumerate(req.get("inputs", [])):
             it.set_input(x, i)
         for _ in range(req["bench"]["warmup"]):
             it.invoke()
-        times = []
+        times, cpu = [], []
         for _ in range(req["bench"]["runs"]):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             it.invoke()
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         result["timings"] = times
+        result["cpu_timings"] = cpu
         return result
     runs = req.get("runs") or [req.get("inputs", [])]
     try:
         for k, inputs in enumerate(runs):
             for i, x in enumerate(inputs):
                 it.set_input(x, i)
-            it.invoke()
+            result["statuses"].append(it.invoke())
             outs = []
             i = 0
             while True:
@@ -105,10 +142,46 @@ def handle(req):
                     break
                 result[f"{kind}_details"].append(d)
                 i += 1
-    if not req.get("preserve"):
+    if not req.get("preserve") and req.get("lines", True):
         text = _capture_fd2(it.print_allocations)
         result["lines"] = [l for l in text.splitlines() if l.startswith("[RecordingMicroAllocator]")]
     return result
+
+
+def _serve_batch(items, out):
+    """Answer each request of a batch on ``out``, in order. The requests run in a forked
+    child, so a model that makes TFLM end the process costs a fork, not a fresh worker:
+    that request is answered ``crashed`` and a new child serves the rest."""
+    import numpy  # noqa: F401  (imported once, here, not in every child)
+    import tflite_micro  # noqa: F401
+    done = 0
+    while done < len(items):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            try:
+                with os.fdopen(write_fd, "wb") as pipe:
+                    for item in items[done:]:
+                        _write(pipe, handle(item))
+            finally:
+                os._exit(0)
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as pipe:
+            while done < len(items):
+                try:
+                    reply = _read(pipe)
+                except Exception:      # a reply cut short by the child's end
+                    reply = None
+                if reply is None:
+                    break
+                _write(out, reply)
+                done += 1
+        _, status = os.waitpid(pid, 0)
+        if done < len(items):
+            _write(out, {"ok": False, "crashed": True, "stage": "crash",
+                         "error": f"TFLM ended the process (wait status {status})"})
+            done += 1
 
 
 def main():
@@ -120,6 +193,10 @@ def main():
         req = _read(proto_in)
         if req is None:
             return
+        if "batch" in req:
+            # many requests in one message; one reply each, written as soon as it is ready
+            _serve_batch(req["batch"], proto_out)
+            continue
         _write(proto_out, handle(req))
 
 

@@ -1,7 +1,7 @@
-"""Shared hypothesis cases for the AVERAGE_POOL_2D / MAX_POOL_2D differential tests."""
+"""Shared hypothesis cases for the AVERAGE_POOL_2D / MAX_POOL_2D / L2_POOL_2D differential tests."""
 from hypothesis import strategies as st
 
-from kernels.padding import SAME, VALID, compute_padding_height_width
+from kernels.internal.padding import SAME, VALID, compute_padding_height_width
 from tests.helpers import TensorDef, single_op_model
 from tests.strategies import activations, arrays, scales
 
@@ -9,8 +9,8 @@ SCHEMA_PADDING = {"SAME": 0, "VALID": 1}
 
 
 @st.composite
-def pool_case(draw, op):
-    dtype = draw(st.sampled_from(["float32", "int8", "int16"]))
+def pool_case(draw, op, dtypes=("float32", "int8", "int16")):
+    dtype = draw(st.sampled_from(dtypes))
     padding = draw(st.sampled_from(["SAME", "VALID"]))
     batches = draw(st.integers(1, 3))
     in_h, in_w = draw(st.integers(1, 12)), draw(st.integers(1, 12))

@@ -63,3 +63,37 @@ def mcu32_runs(model: bytes, runs: List[Sequence[np.ndarray]]) -> None:
         for i, x in enumerate(inputs):
             it.set_input(np.asarray(x), i)
         it.invoke()
+
+
+def compare_valid_invokes(oracle, model: bytes, runs: List[Sequence[np.ndarray]],
+                          reset_between: bool = False, context: str = "",
+                          data_elements: Optional[int] = None) -> List[bool]:
+    """For ops with a (data, valid) output pair (SignalFramer, SignalStacker): every
+    invoke's valid flag equal to TFLM's, the data output (its first ``data_elements``:
+    the op never writes the rest) equal whenever it is valid (an invalid invoke leaves
+    it as it was: arena leftovers, undefined), and the allocation reports equal. Returns
+    the valid flags."""
+    import io
+    theirs = oracle.run(model, runs=[list(r) for r in runs], reset_between=reset_between)
+    assert theirs.ok, f"{context}: TFLM failed ({theirs.stage}): {theirs.error}"
+    it = MicroInterpreter(model, arena_size=1 << 20, target="host64", recording=True,
+                          error_reporter=lambda m: None)
+    it.allocate_tensors()
+    flags = []
+    for k, inputs in enumerate(runs):
+        for i, x in enumerate(inputs):
+            it.set_input(np.asarray(x), i)
+        it.invoke()
+        valid = bool(np.array(it.output(1)))
+        assert valid == bool(theirs.invokes[k][1]), f"{context} invoke {k}: valid flag differs"
+        if valid:
+            n = data_elements
+            assert (np.array(it.output(0)).reshape(-1)[:n].tobytes()
+                    == theirs.invokes[k][0].reshape(-1)[:n].tobytes()), f"{context} invoke {k}: output differs"
+        flags.append(valid)
+        if reset_between:
+            it.reset()
+    buf = io.StringIO()
+    it.print_allocations(buf)
+    assert buf.getvalue().splitlines() == theirs.lines, f"{context}: allocation report differs"
+    return flags

@@ -4,7 +4,7 @@ MAXIMUM -128, CAST int32->int8; plus its CAST uint32 <-> int32 pair; against TFL
 import numpy as np
 import pytest
 
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.helpers import compare_with_tflm
 
 pytestmark = pytest.mark.oracle

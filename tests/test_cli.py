@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from micro_runtime.cli import SIZE_KEYS, main
-from micro_runtime.model_writer import ModelBuilder
-from tests.helpers import model_bytes, model_path
+from micro_runtime.tools.cli import SIZE_KEYS, main
+from micro_runtime.tools.model_writer import ModelBuilder
+from tests.helpers import custom_op_model, model_bytes, model_path
 from tests.test_zoo import REFERENCE, REFERENCE32, ZOO
 
 
@@ -74,10 +74,13 @@ def test_plan_ascii_and_svg(capsys, tmp_path):
     assert "head 55296 bytes" in lines[0] and "mcu32" in lines[0]
     assert any(re.match(r"^\s*\d+: [.0-9a-zA-Z*!]{80} \(\d+k\)$", l) for l in lines)
     root = ET.parse(svg).getroot()
+    legend = [e for e in root.iter() if e.get("class") == "legend"]
+    swatches = [e for g in legend for e in g.iter() if e.tag.endswith("rect")]
     rects = [e for e in root.iter() if e.tag.endswith("rect")]
     code, out, _ = run(capsys, "plan", model_path("person_detect"), "--json")
     buffers = json.loads(out)["buffers"]
-    assert len(rects) == len(buffers) + 1   # one box per buffer + the background
+    # one box per buffer + the background, one legend swatch per buffer
+    assert len(rects) - len(swatches) == len(buffers) + 1 and len(swatches) == len(buffers)
 
 
 def test_run_with_npy_files(capsys, tmp_path):
@@ -141,6 +144,59 @@ def test_ops_lists_every_registered_kernel(capsys):
     assert "CONV_2D" in data["builtin"] and "SignalRfft" in data["custom"]
 
 
+def test_ops_lists_the_types_of_every_op(capsys):
+    """Each op with its declared types (the facts tests/test_op_types.py checks against
+    TFLM), in the JSON and in the text."""
+    import kernels
+    from kernels.base import CUSTOM_KERNELS
+    code, out, _ = run(capsys, "ops", "--json")
+    data = json.loads(out)
+    registry = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}
+    types = {o["op"]: o["types"] for o in data["operators"]}
+    assert set(types) == set(registry)
+    assert all(types[op] == list(k.supported_types) for op, k in registry.items())
+    assert "int16 x int8 (bias int32 or int64)" in types["FULLY_CONNECTED"]
+    assert types["QUANTIZE"][0] == "float32->int8" and types["CALL_ONCE"] == []
+    code, out, _ = run(capsys, "ops")
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert code == 0 and len(lines) == len(registry)
+    assert lines["ADD"].split(None, 1)[1] == "float32, int8, int16, int32"
+    assert lines["EQUAL"].split(None, 1)[1] == "float32, int8, int32, int64, bool -> bool"
+    assert lines["QUANTIZE"].split(None, 1)[1] == ("float32, int32 -> int8, int16; "
+                                                  "int8 -> int8, int16, int32, uint8; "
+                                                  "int16 -> int8, int16, int32; uint8 -> int8")
+    assert lines["RESHAPE"].split(None, 1)[1] == "any"
+
+
+def test_ops_of_a_model_names_types_a_kernel_does_not_run(capsys, tmp_path):
+    b = ModelBuilder()
+    g = b.subgraph()
+    x, y, z = (g.add_tensor(n, (2,), "INT64") for n in "xyz")
+    g.add_operator("ADD", [x, y], [z])
+    w = g.add_tensor("w", (2,), "FLOAT32")
+    g.add_operator("CAST", [z], [w])
+    q = g.add_tensor("q", (2,), "INT16", quantization=(0.1, 0))
+    g.add_operator("QUANTIZE", [w], [q])
+    fc_in = g.add_tensor("fc_in", (1, 2), "INT16", quantization=(0.1, 0))
+    fc_w = g.add_tensor("fc_w", (2, 2), "INT8", data=np.ones((2, 2), np.int8), quantization=(0.1, 0))
+    fc_out = g.add_tensor("fc_out", (1, 2), "INT16", quantization=(0.1, 0))
+    g.add_operator("FULLY_CONNECTED", [fc_in, fc_w, -1], [fc_out])
+    g.inputs, g.outputs = [x, y, fc_in], [q, fc_out]
+    path = tmp_path / "mixed.tflite"
+    path.write_bytes(b.build())
+    code, out, _ = run(capsys, "ops", str(path), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["missing"] == []
+    assert data["unsupported_types"] == ["ADD int64", "CAST int64->float32"]
+    rows = {o["op"]: (o["types"], o["supported"]) for o in data["operators"]}
+    assert rows == {"ADD": ("int64", False), "CAST": ("int64->float32", False),
+                    "QUANTIZE": ("float32->int16", True), "FULLY_CONNECTED": ("int16 x int8", True)}
+    code, out, _ = run(capsys, "ops", str(path))
+    assert code == 1
+    assert "NOT SUPPORTED: ADD runs float32, int8, int16, int32" in out
+    assert "types not supported: ADD int64, CAST int64->float32" in out
+
+
 def test_ops_of_a_model_counts_uses_and_names_the_missing(capsys, tmp_path):
     code, out, _ = run(capsys, "ops", model_path("person_detect"), "--json")
     data = json.loads(out)
@@ -148,13 +204,8 @@ def test_ops_of_a_model_counts_uses_and_names_the_missing(capsys, tmp_path):
     counts = {o["op"]: o["count"] for o in data["operators"]}
     assert counts == {"DEPTHWISE_CONV_2D": 14, "CONV_2D": 14, "AVERAGE_POOL_2D": 1,
                       "RESHAPE": 1, "SOFTMAX": 1}
-    b = ModelBuilder()
-    g = b.subgraph()
-    x = g.add_tensor("x", (4,), "FLOAT32")
-    y = g.add_tensor("y", (4,), "FLOAT32")
-    g.add_operator("NoSuchOp", [x], [y], custom_options=b"")
-    g.inputs, g.outputs = [x], [y]
+    assert {o["types"] for o in data["operators"]} == {"int8", "int8->int8"}   # SOFTMAX: pairs
     path = tmp_path / "custom.tflite"
-    path.write_bytes(b.build())
+    path.write_bytes(custom_op_model("NoSuchOp"))
     code, out, _ = run(capsys, "ops", str(path))
     assert code == 1 and "NoSuchOp" in out and "NOT SUPPORTED" in out

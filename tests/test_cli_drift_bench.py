@@ -4,10 +4,10 @@ import json
 import numpy as np
 import pytest
 
-from micro_runtime.bench import BENCH_KEYS
-from micro_runtime.cli import main
-from micro_runtime.drift import DRIFT_KEYS, OUTPUT_KEYS, measure_drift
-from micro_runtime.sizing import measure_arena
+from micro_runtime.tools.bench import BENCH_KEYS
+from micro_runtime.tools.cli import main
+from micro_runtime.tools.drift import DRIFT_KEYS, OUTPUT_KEYS, measure_drift
+from micro_runtime.tools.sizing import measure_arena
 from tests.helpers import model_path
 
 
@@ -42,8 +42,8 @@ def test_drift_json_has_the_documented_keys_and_the_api_numbers(capsys):
 def test_drift_numbers_are_what_the_two_interpreters_give(capsys):
     """Recompute the table from two interpreters run by hand."""
     from micro_runtime import MicroInterpreter
-    from micro_runtime.drift import random_inputs
-    from micro_runtime.float_delegate import FloatDelegate
+    from micro_runtime.tools.drift import random_inputs
+    from micro_runtime.delegates.float_delegate import FloatDelegate
     data = cli_json(capsys, "drift", model_path("ad01_int8"), "--seeds", 3, "--precision", "fp16")
     ref = MicroInterpreter(model_path("ad01_int8"), arena_size=1 << 20)
     ref.allocate_tensors()
@@ -63,7 +63,8 @@ def test_drift_numbers_are_what_the_two_interpreters_give(capsys):
     out = data["outputs"][0]
     assert out["max_abs_diff"] == np.max(diffs)
     assert out["mean_abs_diff"] == pytest.approx(np.mean(diffs))
-    assert out["top1_agreement"] == pytest.approx(np.mean(top))
+    # ad01 is an autoencoder: its output is a reconstruction, where top-1 means nothing
+    assert out["top1_agreement"] is None and len(top) == 3
     assert out["exact_fraction"] == pytest.approx(np.mean(np.stack(diffs) == 0))
 
 
@@ -156,7 +157,8 @@ def test_bench_text(capsys):
     code, out, _ = cli(capsys, "bench", model_path("hello_world_int8"), "--num_runs", 4, "--warmup_runs", 0)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "Graph: [hello_world_int8.tflite] (2704 bytes)   target: mcu32   delegate: none"
+    assert lines[0] == ("Graph: [hello_world_int8.tflite] (2704 bytes)   target: mcu32   "
+                        "interpreter: recording   delegate: none")
     assert any(l.startswith("Inference timings in ms: count=4 min=") for l in lines)
     assert not any(l.startswith("Warmup:") for l in lines)
     assert any(l.startswith("Arena (mcu32): minimum ") for l in lines)

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from kernels.matmul import float32_sequential_matmul
+from kernels.internal.matmul import float32_sequential_matmul
 from micro_runtime import MicroInterpreter
-from micro_runtime.delegate import Delegate, DelegateError, partition
+from micro_runtime.delegates.delegate import Delegate, DelegateError, partition
 from tests.helpers import model_path
 
 

@@ -5,8 +5,8 @@ import pytest
 from kernels.base import Kernel
 from micro_runtime import (ArenaTooSmallError, Interpreter, InterpreterStateError, KernelError,
                            MicroInterpreter, OpResolver, UnsupportedOpError, default_op_resolver)
-from micro_runtime.delegate import Delegate, DelegateError
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.delegates.delegate import Delegate, DelegateError
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.helpers import model_path
 
 

@@ -5,10 +5,10 @@ import pytest
 from kernels.base import BUILTIN_KERNELS, Kernel
 from kernels.fully_connected import FullyConnected
 from micro_runtime import InputError, MicroInterpreter, default_op_resolver, load_model
-from micro_runtime.drift import measure_drift, random_inputs
-from micro_runtime.float_delegate import FloatDelegate, dequantize, quantize, to_fp16_storage
+from micro_runtime.tools.drift import measure_drift, random_inputs
+from micro_runtime.delegates.float_delegate import FloatDelegate, dequantize, quantize, to_fp16_storage
 from micro_runtime.model import Quantization
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.helpers import model_path
 
 
@@ -104,7 +104,7 @@ def test_each_float_op_is_within_one_step_of_the_integer_op(name):
     """One op at a time, on the integer run's own input to that op: the float result
     quantized back differs from the integer kernel's by at most one step (the integer
     kernel's own rounding)."""
-    from micro_runtime.float_delegate import build_float_model, nested_interpreter
+    from micro_runtime.delegates.float_delegate import build_float_model, nested_interpreter
     ref = MicroInterpreter(model_path(name), arena_size=1 << 21, planner="linear")
     ref.allocate_tensors()
     ref.set_input(random_inputs([ref.model.main.tensors[ref.model.main.inputs[0]]], 3)[0])
@@ -196,7 +196,7 @@ def test_quantize_ops_are_left_to_the_integer_kernels():
     g.add_operator("QUANTIZE", [x], [y])
     g.inputs, g.outputs = [x], [y]
     d = FloatDelegate()
-    from micro_runtime.delegate import DelegateContext
+    from micro_runtime.delegates.delegate import DelegateContext
     ctx = DelegateContext(load_model(b.build()), [None])
     d.prepare(ctx)
     assert d.claimed == [] and "QUANTIZE converts types" in d.rejected[0]

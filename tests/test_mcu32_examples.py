@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from micro_runtime import ArenaTooSmallError, MicroInterpreter
-from micro_runtime.sizing import measure_arena
+from micro_runtime.tools.sizing import measure_arena
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tflm_examples")
 FIGURES = json.load(open(os.path.join(HERE, "tflm_figures_32bit.json")))

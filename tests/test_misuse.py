@@ -6,8 +6,8 @@ import pytest
 
 import kernels
 from micro_runtime import (ArenaTooSmallError, InputError, InterpreterStateError, MicroInterpreter,
-                           MicroRuntimeError, default_op_resolver)
-from micro_runtime.model_writer import ModelBuilder
+                           MicroRuntimeError, TensorIndexError, default_op_resolver)
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.helpers import model_path
 
 
@@ -32,23 +32,61 @@ def test_wrong_shape_names_expected_and_given():
         it.set_input(np.zeros((2,), np.float32))
 
 
-def test_index_out_of_range():
-    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+def test_index_out_of_range_is_an_index_error_of_our_family():
+    messages = []
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14,
+                          error_reporter=messages.append)
     it.allocate_tensors()
-    with pytest.raises(InputError, match="Input index 1 out of range"):
+    with pytest.raises(TensorIndexError, match="Input index 1 out of range"):
         it.input(1)
-    with pytest.raises(InputError, match="Output index 5 out of range"):
+    with pytest.raises(IndexError, match=r"Output index 5 out of range \(length is 1\)"):
         it.output(5)
-    with pytest.raises(InputError, match="tensor index 99 out of range"):
+    with pytest.raises(InputError, match="Input index 3 out of range"):   # still an InputError
+        it.set_input(np.zeros((1, 1), np.float32), 3)
+    with pytest.raises(TensorIndexError, match="tensor index 99 out of range"):
         it.tensor(99)
+    # TFLM logs its line for input(i) / output(i) as MicroPrintf does
+    assert messages == ["Input index 1 out of range (length is 1)",
+                        "Output index 5 out of range (length is 1)",
+                        "Input index 3 out of range (length is 1)"]
+    assert issubclass(TensorIndexError, MicroRuntimeError) and issubclass(TensorIndexError, IndexError)
 
 
-def test_invoke_before_allocate():
-    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
-    with pytest.raises(InterpreterStateError, match=r"allocate_tensors\(\) before invoke"):
-        it.invoke()
-    with pytest.raises(InterpreterStateError):
-        it.input(0)
+def test_invoke_allocates_when_needed_as_tflm_does():
+    x = np.array([[0.75]], np.float32)
+    explicit = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    explicit.allocate_tensors()
+    explicit.set_input(x)
+    explicit.invoke()
+    implicit = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    with pytest.raises(InterpreterStateError, match=r"allocate_tensors\(\) \(or invoke\(\)"):
+        implicit.input(0)          # tensors do not exist before allocation
+    implicit.invoke()              # allocates, then runs (on the zeroed input)
+    implicit.set_input(x)
+    implicit.invoke()
+    assert implicit.output(0).tobytes() == explicit.output(0).tobytes()
+    assert implicit.arena_used_bytes() == explicit.arena_used_bytes()
+    assert implicit.min_arena_bytes() == explicit.min_arena_bytes()
+
+
+@pytest.mark.parametrize("arena_size", [700, 1200])
+def test_invoke_on_a_too_small_arena_raises_what_allocate_tensors_raises(arena_size):
+    def attempt(first_call):
+        messages = []
+        it = MicroInterpreter(model_path("hello_world_int8"), arena_size=arena_size, target="host64",
+                              recording=True, error_reporter=messages.append)
+        with pytest.raises(ArenaTooSmallError) as err:
+            getattr(it, first_call)()
+        e = err.value
+        return (type(e), str(e), e.requested, e.available, e.missing, e.min_arena_bytes), messages, it
+    by_allocate, log_allocate, _ = attempt("allocate_tensors")
+    by_invoke, log_invoke, it = attempt("invoke")
+    assert by_invoke == by_allocate and log_invoke == log_allocate
+    assert by_invoke[-1] == 1936   # the size that works, as for allocate_tensors()
+    # after the failure both calls refuse the same way
+    for call in (it.allocate_tensors, it.invoke):
+        with pytest.raises(InterpreterStateError, match="failed before"):
+            call()
 
 
 def test_bad_arena_size_argument():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from micro_runtime import MicroInterpreter, ModelError, UnsupportedOpError, load_model
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.helpers import model_bytes, model_path
 
 

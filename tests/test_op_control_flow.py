@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from micro_runtime.errors import KernelError, MicroRuntimeError, ModelError
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.control_flow_helpers import (compare_runs, counter_input, if_model, make_interpreter,
                                         while_model)
 from tests.strategies import shapes

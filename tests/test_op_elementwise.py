@@ -1,7 +1,7 @@
 """ABS, RSQRT, SIN, COS, LOG, SQRT and SQUARE (TFLM's elementwise.cc) against TFLM:
 float32 bit for bit with glibc's sinf / cosf / logf (special values, subnormals, NaN
 payloads, huge arguments), int8 ABS / RSQRT requantisation, int16 ABS with and without
-quantization; clear errors for bad models, RSQRT's invoke error for negative inputs."""
+quantization, int16 RSQRT; clear errors for bad models, RSQRT's invoke error for negative inputs."""
 import numpy as np
 import pytest
 from hypothesis import event, given, strategies as st
@@ -86,6 +86,11 @@ def test_every_int8_input(oracle):
         model = single_op_model("ABS", [TensorDef(x16.shape, "INT16", q)],
                                 [TensorDef(x16.shape, "INT16", q and (0.013, 0))])
         compare_with_tflm(oracle, model, [x16], context=f"ABS int16 {q}")
+    x16 = np.arange(0, 32768, dtype=np.int16).reshape(128, 256)    # RSQRT: x >= 0
+    for qin, qout in (((0.5, 0), (0.5, 0)), ((0.001, 0), (0.02, 0)), ((3.0, 0), (1e-4, 0))):
+        model = single_op_model("RSQRT", [TensorDef(x16.shape, "INT16", qin)],
+                                [TensorDef(x16.shape, "INT16", qout)])
+        compare_with_tflm(oracle, model, [x16], context=f"RSQRT int16 {qin} {qout}")
 
 
 def test_rsqrt_negative_input_fails_at_invoke(oracle):
@@ -111,7 +116,8 @@ def _model(op, in_type="FLOAT32", out_type=None, qin=None, qout=None, shape=(2, 
     ("ABS", dict(in_type="INT32"), "not supported"),
     ("ABS", dict(in_type="INT8"), "affine quantization"),
     ("ABS", dict(in_type="INT16", qin=(0.1, 2), qout=(0.1, 0)), "zero points must be 0"),
-    ("RSQRT", dict(in_type="INT16", qin=(0.1, 0), qout=(0.1, 0)), "not supported"),
+    ("RSQRT", dict(in_type="INT16"), "needs quantized"),
+    ("RSQRT", dict(in_type="INT16", qin=(0.1, 1), qout=(0.1, 0)), "zero points must be 0"),
     ("RSQRT", dict(in_type="INT8", qin=(0.1, 0), qout=(3e4, 0)), "outside TFLM's range"),
 ])
 def test_elementwise_rejects_bad_models(op, kwargs, message):

@@ -63,7 +63,7 @@ def test_reshape_matches_tflm(oracle, case):
 
 def test_reshape_chain_matches_tflm(oracle):
     """Two reshapes back to back (the intermediate lives in the arena)."""
-    from micro_runtime.model_writer import ModelBuilder
+    from micro_runtime.tools.model_writer import ModelBuilder
     b = ModelBuilder()
     g = b.subgraph()
     x = g.add_tensor("x", (2, 3, 4), "INT8", quantization=(0.5, 3))
@@ -106,8 +106,8 @@ def test_reshape_min_arena(oracle):
 def test_reshape_in_place_matches_tflm(oracle):
     """An offline plan putting input and output at the same offset: TFLM skips the copy
     (same data pointer), so do we."""
-    from micro_runtime.model_writer import ModelBuilder
-    from kernels import tensor_utils
+    from micro_runtime.tools.model_writer import ModelBuilder
+    from kernels.internal import tensor_utils
     b = ModelBuilder()
     g = b.subgraph()
     x = g.add_tensor("x", (2, 3, 4), "INT16")

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from micro_runtime import MicroInterpreter
 from micro_runtime.errors import KernelError
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests.control_flow_helpers import compare_runs, make_interpreter
 from tests.strategies import shapes
 

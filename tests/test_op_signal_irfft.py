@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from kernels.kiss_fft import supported_length
+from kernels.internal.kiss_fft import supported_length
 from tests.helpers import TensorDef, single_op_model
 from tests.signal_helpers import compare_invokes, int_array, mcu32_runs, options, rng_of
 

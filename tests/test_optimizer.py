@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from micro_runtime import MicroInterpreter
-from micro_runtime.optimizer import lower_bound, optimize_model
-from micro_runtime.sizing import measure_arena
+from micro_runtime.tools.optimizer import lower_bound, optimize_model
+from micro_runtime.tools.sizing import measure_arena
 from tests.conftest import EXAMPLES
 from tests.helpers import assert_bit_exact, model_bytes
 from tests.test_planner_graphs import vector_graphs
@@ -48,7 +48,7 @@ def test_vww_reaches_the_live_memory_bound(oracle):
 
 
 def test_lower_bound_is_the_live_peak():
-    from micro_runtime.optimizer import Buffer
+    from micro_runtime.tools.optimizer import Buffer
     bufs = [Buffer(16, 0, 1, 0), Buffer(32, 1, 2, 1), Buffer(48, 2, 3, 2), Buffer(64, 0, 3, None)]
     assert lower_bound(bufs) == 64 + 32 + 48
 
@@ -57,7 +57,7 @@ def _two_branch_model() -> bytes:
     """x -> PAD (big A) and PAD (big B); each sliced back to x's size; the slices added.
     Written in the order PAD, PAD, SLICE, SLICE, ADD both big tensors are alive at once;
     PAD, SLICE, PAD, SLICE, ADD needs only one."""
-    from micro_runtime.model_writer import ModelBuilder
+    from micro_runtime.tools.model_writer import ModelBuilder
     b = ModelBuilder()
     g = b.subgraph()
     x = g.add_tensor("x", (16,), "FLOAT32")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from micro_runtime import MicroInterpreter
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from tests import oracle as oracle_mod
 from tests.conftest import EXAMPLES
 from tests.helpers import assert_bit_exact, compare_with_tflm

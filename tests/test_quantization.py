@@ -2,7 +2,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from kernels.quantization import (INT32_MAX, INT32_MIN, _multiply_by_quantized_multiplier_generic, wrap_int32,
+from kernels.internal.quantization import (INT32_MAX, INT32_MIN, _multiply_by_quantized_multiplier_generic, wrap_int32,
                                   multiply_by_quantized_multiplier, quantize_multiplier,
                                   round_half_away, rounding_divide_by_pot,
                                   saturating_rounding_doubling_high_mul)
@@ -69,7 +69,7 @@ def test_quantize_multiplier_known_values():
                                            0.0, -0.5, -1 + 2.0 ** -33])),
                 min_size=1, max_size=16))
 def test_quantize_multiplier_array_equals_the_scalar_form(reals):
-    from kernels.quantization import quantize_multiplier_array
+    from kernels.internal.quantization import quantize_multiplier_array
     mult, shift = quantize_multiplier_array(np.array(reals))
     assert list(zip(mult.tolist(), shift.tolist())) == [quantize_multiplier(r) for r in reals]
 
@@ -78,7 +78,7 @@ def test_quantize_multiplier_array_equals_the_scalar_form(reals):
 @given(st.integers(1, 16), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(),
        st.integers(-128, 127))
 def test_channel_requantizer_equals_the_literal_output_stage(channels, seed, with_bias, small, offset):
-    from kernels.quantization import ChannelRequantizer, quantize_multiplier_array
+    from kernels.internal.quantization import ChannelRequantizer, quantize_multiplier_array
     rng = np.random.default_rng(seed)
     bound = 2**18 if small else 2**30
     real = rng.uniform(1e-5, 0.99 if small else 40.0, channels)

@@ -11,9 +11,9 @@ from micro_runtime import (ArenaTooSmallError, InputError, Interpreter, Interpre
 from micro_runtime import schema
 from micro_runtime.builtin_options import OpParams
 from micro_runtime.model import OperatorSpec
-from micro_runtime.model_writer import ModelBuilder
+from micro_runtime.tools.model_writer import ModelBuilder
 from micro_runtime.shape_inference import RULES, OpShapes, ShapeRuleError, resize_inputs
-from micro_runtime.sizing import measure_arena
+from micro_runtime.tools.sizing import measure_arena
 from tests.helpers import DATA, model_path
 
 ZOO = sorted(glob.glob(os.path.join(DATA, "*.tflite")))
@@ -94,6 +94,27 @@ def test_other_rules_against_numpy():
         RULES["MUL"](op_view("MUL", [(2, 3), (4,)]))
     with pytest.raises(ShapeRuleError, match="not a multiple of the weights' depth 8"):
         RULES["FULLY_CONNECTED"](op_view("FULLY_CONNECTED", [(1, 12), (3, 8)]))
+
+
+def test_space_batch_gather_and_lookup_rules():
+    blocks, pairs = np.array([2, 2]), np.array([[1, 0], [0, 2]])
+    assert RULES["BATCH_TO_SPACE_ND"](op_view("BATCH_TO_SPACE_ND", [(8, 2, 3, 5), (2,), (2, 2)],
+                                              [None, blocks, pairs])) == [(2, 3, 4, 5)]
+    assert RULES["SPACE_TO_BATCH_ND"](op_view("SPACE_TO_BATCH_ND", [(2, 3, 4, 5), (2,), (2, 2)],
+                                              [None, blocks, pairs])) == [(8, 2, 3, 5)]
+    assert RULES["SPACE_TO_BATCH_ND"](op_view("SPACE_TO_BATCH_ND", [(2, 5, 3), (1,), (1, 2)],
+                                              [None, np.array([3]), np.array([[0, 1]])])) == [(6, 2, 3)]
+    with pytest.raises(ShapeRuleError, match="not a positive multiple of block 2"):
+        RULES["SPACE_TO_BATCH_ND"](op_view("SPACE_TO_BATCH_ND", [(1, 3, 4, 5), (2,), (2, 2)],
+                                           [None, blocks, np.zeros((2, 2))]))
+    with pytest.raises(ShapeRuleError, match="computed at run time"):
+        RULES["BATCH_TO_SPACE_ND"](op_view("BATCH_TO_SPACE_ND", [(8, 2, 3, 5), (2,), (2, 2)]))
+    assert RULES["EMBEDDING_LOOKUP"](op_view("EMBEDDING_LOOKUP", [(7,), (10, 3, 2)])) == [(7, 3, 2)]
+    assert RULES["GATHER_ND"](op_view("GATHER_ND", [(3, 4, 5), (2, 6, 2)])) == [(2, 6, 5)]
+    assert RULES["DYNAMIC_UPDATE_SLICE"](op_view("DYNAMIC_UPDATE_SLICE", [(4, 5), (2, 2), (2,)])) == [(4, 5)]
+    assert RULES["REVERSE_V2"](op_view("REVERSE_V2", [(4, 5), (1,)])) == [(4, 5)]
+    assert RULES["L2_POOL_2D"](op_view("L2_POOL_2D", [(1, 7, 6, 3)], padding=0, stride_h=3, stride_w=3,
+                                       filter_height=3, filter_width=2)) == [(1, 3, 2, 3)]
 
 
 def test_reshape_rule_minus_one_and_constant_batch():
@@ -227,10 +248,9 @@ def test_micro_interpreter_resize_needs_a_new_allocation():
     it.allocate_tensors()
     needed = it.resize_input_tensor(0, (3, 1))
     with pytest.raises(InterpreterStateError, match="allocate_tensors"):
-        it.invoke()
-    it.allocate_tensors()
+        it.input(0)                  # the old tensors are gone until the new allocation
+    it.invoke()                      # allocates the new shapes, as TFLM's Invoke() does
     assert it.input(0).shape == (3, 1) and it.output(0).shape == (3, 1)
-    it.invoke()
     assert it.min_arena_bytes() == needed
 
 
@@ -265,7 +285,7 @@ def test_bad_requests_are_input_errors():
 
 
 def test_resize_after_a_delegate_is_refused():
-    from micro_runtime.float_delegate import FloatDelegate
+    from micro_runtime.delegates.float_delegate import FloatDelegate
     it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
     it.modify_graph_with_delegate(FloatDelegate())
     with pytest.raises(InterpreterStateError, match="resize first"):

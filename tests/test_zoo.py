@@ -17,7 +17,10 @@ REFERENCE32 = json.load(open(os.path.join(DATA, "reference", "tflm_figures_32bit
 
 ZOO = ["hello_world_int8", "hello_world_float", "simple_add_model", "ad01_int8",
        "micro_speech_quantized", "person_detect", "keyword_scrambled_8bit", "kws_ref_model",
-       "trained_lstm_int8", "vww_96_int8", "pretrainedResnet_quant", "audio_preprocessor_int8"]
+       "trained_lstm_int8", "vww_96_int8", "pretrainedResnet_quant", "audio_preprocessor_int8",
+       # TFLM-compressed (benchmarks/compression_sizes.py --write-test-data): DECODE
+       # operators (TFLM's tool) and COMPRESSION_METADATA
+       "hello_world_int8_lut", "kws_ref_model_lut", "kws_ref_model_lut_metadata"]
 
 
 def random_inputs(name, seed):

@@ -1,0 +1,58 @@
+"""Matrix products that are exact for the integer kernels and order-faithful for float.
+
+* :func:`exact_int_matmul` — integer operands held in float64, multiplied with BLAS.
+  Every product and partial sum is an integer below 2^53, so the float64 result is the
+  exact integer (int8/int16 activations x int8 weights: |term| < 2^23, depth < 2^30).
+* :func:`float32_sequential_matmul` — TFLM's float loops add one float32 product at a
+  time in depth order; this does the same, vectorised over the other axes (batch
+  dimensions broadcast).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_EXACT_LIMIT = float(1 << 53)
+
+
+def exact_int_matmul(a: np.ndarray, b: np.ndarray, check: bool = True) -> np.ndarray:
+    """Exact integer product of float64 matrices holding integers; returns int64.
+
+    ``check=False`` skips the run-time bound check when the caller proved it (see
+    :func:`products_fit`)."""
+    result = a @ b
+    if check and result.size and np.abs(result).max() >= _EXACT_LIMIT:
+        raise OverflowError("integer accumulation exceeds 2^53: float64 product not exact")
+    return result.astype(np.int64)
+
+
+def products_fit(depth: int, max_abs_a: int, max_abs_b: int) -> bool:
+    """True when any sum of ``depth`` products |a| <= max_abs_a, |b| <= max_abs_b is
+    below 2^53, so the float64 product is exact."""
+    return depth * max_abs_a * max_abs_b < (1 << 53)
+
+
+def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a (..., m, k) @ b (..., k, n) in float32, summing k in order with one rounding per
+    product and per addition (TFLM's ``total += a * b`` loops); leading batch dimensions
+    broadcast as in ``np.matmul``."""
+    a = np.asarray(a, dtype=np.float32)
+    b = np.asarray(b, dtype=np.float32)
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    total = np.zeros(shape, dtype=np.float32)
+    product = np.empty(shape, dtype=np.float32)
+    for k in range(a.shape[-1]):
+        np.multiply(a[..., :, k:k + 1], b[..., k:k + 1, :], out=product)
+        total += product
+    return total
+
+
+def exact_float_dtype(bound: float):
+    """The narrowest float type in which integer products and sums are exact, given
+    ``bound`` >= the sum of the absolute values of every term of any one sum (so every
+    partial sum, in whatever order BLAS takes them, is an integer below the bound):
+    float32 below 2^24, float64 below 2^53, else None."""
+    if bound < float(1 << 24):
+        return np.float32
+    if bound < _EXACT_LIMIT:
+        return np.float64
+    return None

@@ -1,0 +1,90 @@
+"""Arrays in and out of the tools: reading .npy files, quantizing real inputs and
+dequantizing outputs with a tensor's own scale and zero point.
+
+Quantization is TFLM's (the QUANTIZE op's AffineQuantize: ``round(x / scale) +
+zero_point`` in float32, std::round, clamped to the type); dequantization is the
+DEQUANTIZE op's (``scale * (q - zero_point)`` in double, stored as float32).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import InputError
+
+#: first bytes of every .npy file (numpy's format specification)
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def load_npy(path: str, what: str = "input") -> np.ndarray:
+    """The array stored in the .npy file ``path``; :class:`InputError` (naming ``what``
+    and the path) for a missing, unreadable, non-.npy or pickled file."""
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {what} from {path}: it is a directory, not a .npy file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(NPY_MAGIC))
+    except OSError as e:
+        raise InputError(f"cannot read {what} from {path}: {e.strerror or e}") from None
+    if head != NPY_MAGIC:
+        shown = head.decode("ascii", "replace") if head else "nothing (empty file)"
+        raise InputError(f"cannot read {what} from {path}: not a .npy file (it starts with "
+                         f"{shown!r}, a .npy file with the bytes \\x93NUMPY); write arrays "
+                         "with numpy.save")
+    try:
+        value = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        if "pickle" in str(e):
+            raise InputError(f"cannot read {what} from {path}: it holds Python objects "
+                             "(a pickled array), not numbers; save a numeric array") from None
+        raise InputError(f"cannot read {what} from {path}: damaged .npy file ({e})") from None
+    if not isinstance(value, np.ndarray):
+        raise InputError(f"cannot read {what} from {path}: expected one array")
+    return value
+
+
+def _affine(spec, what: str):
+    q = spec.quantization
+    if q is None:
+        return None
+    if q.scales.size != 1:
+        raise InputError(f"{what} {spec.describe()} is quantized per channel ({q.scales.size} "
+                         "scales); only per-tensor quantization can be applied to real values")
+    return float(q.scales[0]), int(q.zero_points[0])
+
+
+def quantize_input(value: np.ndarray, spec, what: str = "input") -> np.ndarray:
+    """Real values -> the tensor ``spec``'s type with its scale and zero point.
+
+    A floating array is taken as float32 (the QUANTIZE op's input type) and quantized as
+    TFLM's QUANTIZE op does; for a float32 tensor float32 values pass unchanged.
+    Anything else is an :class:`InputError` (nothing is cast silently).
+    """
+    from kernels.quantize import affine_quantize
+    if not np.issubdtype(value.dtype, np.floating):
+        raise InputError(f"{what}: --quantize expects real (floating-point) values, got {value.dtype}")
+    if spec.dtype == np.float32:
+        if value.dtype != np.float32:
+            raise InputError(f"{what}: the tensor is float32 and takes the values as they are; "
+                             f"got {value.dtype} (save float32)")
+        return value
+    params = _affine(spec, what)
+    if params is None or not np.issubdtype(spec.dtype, np.integer):
+        raise InputError(f"{what}: {spec.describe()} of type {spec.type_name} has no affine "
+                         "quantization to apply")
+    scale, zero_point = params
+    return affine_quantize(value.astype(np.float32), scale, zero_point, spec.dtype).astype(spec.dtype)
+
+
+def dequantize_output(value: np.ndarray, spec) -> np.ndarray:
+    """An output in real units (float32): ``scale * (q - zero_point)``; float outputs and
+    unquantized integer outputs are returned as they are."""
+    params = _affine(spec, "output") if np.issubdtype(value.dtype, np.integer) else None
+    if params is None:
+        return value
+    scale, zero_point = params
+    return (scale * (value.astype(np.float64) - zero_point)).astype(np.float32)
+
+
+__all__ = ["load_npy", "quantize_input", "dequantize_output", "NPY_MAGIC"]

@@ -1,0 +1,228 @@
+"""Arena sizing: the exact smallest arena for a model, and where its bytes go.
+
+TFLM users find the arena size by trial on hardware, and TFLM's own "Arena allocation
+total" can under-report it: temporaries (temporary TfLiteTensors during prepare, the
+memory planner's scratch) peak while tensors are being allocated and are gone by the
+time the total is printed. Here the whole allocation timeline is recorded (allocation
+plus one invoke) and replayed, so the minimum is exact.
+
+Two interpreters, two figures: ``recording`` is TFLM's RecordingMicroInterpreter (its
+RecordingMicroAllocator, what the tflite-micro package and TFLM's own size tests use);
+``micro`` is the plain MicroInterpreter with the default MicroAllocator, what firmware
+links (a few hundred bytes smaller: no recording structs). Both are always measured.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+from arena.arena import min_arena_bytes, replay
+
+from ..interpreter import MicroInterpreter
+from ..model import Model, load_model
+from ..op_resolver import OpResolver
+from ..targets import Target, get_target
+
+
+#: the interpreter classes a figure can be for (``--interpreter``)
+INTERPRETERS = ("recording", "micro")
+#: the C++ class of each
+INTERPRETER_CLASSES = {"recording": "tflite::RecordingMicroInterpreter", "micro": "tflite::MicroInterpreter"}
+
+
+@dataclass
+class ArenaSize:
+    """Arena figures of one model on one target (all bytes). ``min_arena_bytes`` and the
+    breakdown are for ``allocator``; both minimums are always given."""
+
+    target: str
+    allocator: str                 #: "recording" (RecordingMicroAllocator) or "plain" (MicroAllocator)
+    min_arena_bytes: int           #: smallest arena with which allocation + invoke succeed
+    head_bytes: int                #: planned non-persistent section
+    tail_bytes: int                #: persistent section after allocation
+    temp_peak_bytes: int           #: highest end of temporaries above the arena start
+    timeline_peak_bytes: int       #: largest max(head, temp) + tail at any moment
+    tflm_reported_total_bytes: int  #: what TFLM's "Arena allocation total" prints
+    plain_min_arena_bytes: int     #: same model with the default (non-recording) MicroAllocator
+    recording_min_arena_bytes: int = 0  #: same model with the RecordingMicroAllocator
+
+    @property
+    def interpreter(self) -> str:
+        """"recording" or "micro": the interpreter class the breakdown is for."""
+        return "recording" if self.allocator == "recording" else "micro"
+
+    @property
+    def temporaries_gap_bytes(self) -> int:
+        """Temporaries freed before TFLM prints its total, which the total misses."""
+        return self.timeline_peak_bytes - self.tflm_reported_total_bytes
+
+    @property
+    def alignment_gap_bytes(self) -> int:
+        """Bytes lost to 16-byte alignment where head (and planner scratch) meet the tail:
+        the minimum arena over the largest total in use at one moment."""
+        return self.min_arena_bytes - self.timeline_peak_bytes
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
+           planner: str, alt_decompression_memory_size: int = 0) -> MicroInterpreter:
+    from ..api import count_resource_variables
+    size = max(len(model.raw) * 10, 1 << 20)
+    last_error = None
+    for _ in range(8):
+        it = MicroInterpreter(model, resolver, size, target=target, recording=recording,
+                              planner=planner, num_resource_variables=count_resource_variables(model),
+                              error_reporter=lambda m: None,
+                              alt_decompression_memory_size=alt_decompression_memory_size)
+        try:
+            it.allocate_tensors()
+        except Exception as e:  # noqa: BLE001 - retried with a larger arena if too small
+            from ..errors import ArenaTooSmallError
+            if not isinstance(e, ArenaTooSmallError):
+                raise
+            last_error = e
+            size *= 4
+            continue
+        it.invoke()
+        return it
+    raise last_error
+
+
+def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = "mcu32",
+                  op_resolver: Optional[OpResolver] = None, recording: bool = True,
+                  planner: str = "greedy", alt_decompression_memory_size: int = 0) -> ArenaSize:
+    """Exact arena figures for ``model`` on ``target`` (allocation + one invoke on zeros):
+    the breakdown for the RecordingMicroAllocator (``recording``) or the plain
+    MicroAllocator, and both minimums. ``alt_decompression_memory_size``: bytes of memory
+    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none."""
+    model = model if isinstance(model, Model) else load_model(model)
+    target = get_target(target)
+    minimums = {}
+    chosen = None
+    for with_recording in (recording, not recording):
+        it = _probe(model, target, op_resolver, with_recording, planner,
+                    alt_decompression_memory_size)
+        minimums[with_recording] = min_arena_bytes(it.arena.trace, upper_bound=it.arena.stats.total_peak or 1024)
+        if chosen is None:
+            chosen = replay(it.arena.trace, minimums[with_recording])
+    return ArenaSize(
+        target=target.name, allocator="recording" if recording else "plain",
+        min_arena_bytes=minimums[recording], head_bytes=chosen.head_bytes,
+        tail_bytes=chosen.persistent_used_bytes, temp_peak_bytes=chosen.stats.temp_peak,
+        timeline_peak_bytes=chosen.stats.total_peak,
+        tflm_reported_total_bytes=chosen.head_bytes + chosen.persistent_used_bytes,
+        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True])
+
+
+def size_record(model_name: str, result: ArenaSize) -> dict:
+    """The ``size --json`` object: ``min_arena_bytes`` is always the RecordingMicroAllocator
+    figure and ``plain_min_arena_bytes`` the MicroAllocator one; ``arena_bytes`` and the
+    breakdown are for ``interpreter``."""
+    return {
+        "model": model_name, "target": result.target, "interpreter": result.interpreter,
+        "allocator": result.allocator,
+        "min_arena_bytes": result.recording_min_arena_bytes,
+        "plain_min_arena_bytes": result.plain_min_arena_bytes,
+        "arena_bytes": result.min_arena_bytes,
+        "head_bytes": result.head_bytes, "tail_bytes": result.tail_bytes,
+        "temp_peak_bytes": result.temp_peak_bytes, "timeline_peak_bytes": result.timeline_peak_bytes,
+        "tflm_reported_total_bytes": result.tflm_reported_total_bytes,
+        "temporaries_gap_bytes": result.temporaries_gap_bytes,
+        "alignment_gap_bytes": result.alignment_gap_bytes,
+    }
+
+
+#: keys of one ``size`` record (``size --json`` of one model; each row of a sweep adds
+#: ``path`` and ``error``)
+SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "plain_min_arena_bytes",
+             "arena_bytes", "head_bytes", "tail_bytes", "temp_peak_bytes", "timeline_peak_bytes",
+             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes")
+
+
+def size_model_file(path: str, target: str, interpreter: str = "recording") -> dict:
+    """The ``size`` record of the model file at ``path``, plus ``path`` and ``error``
+    (None, or the one-line message of a MicroRuntimeError / OSError: one bad model
+    does not stop a sweep)."""
+    from ..errors import MicroRuntimeError
+    row = {"path": path, "model": os.path.basename(path)}
+    try:
+        result = measure_arena(path, target, recording=interpreter == "recording")
+    except (MicroRuntimeError, OSError) as e:
+        return {**{k: None for k in SIZE_KEYS}, **row, "target": target, "interpreter": interpreter,
+                "error": str(e)}
+    return {**size_record(row["model"], result), "path": path, "error": None}
+
+
+def model_files(paths: Iterable[str]) -> List[str]:
+    """The .tflite files named by ``paths``: files as given, directories searched
+    recursively for ``*.tflite`` (sorted), in the order given."""
+    out: List[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = []
+            for root, _, files in os.walk(path):
+                found += [os.path.join(root, f) for f in files if f.endswith(".tflite")]
+            out += sorted(found)
+        else:
+            out.append(path)
+    return out
+
+
+def size_many(paths: Sequence[str], target: str, interpreter: str = "recording", jobs: int = 1,
+              on_done: Optional[Callable[[dict], None]] = None) -> List[dict]:
+    """One :func:`size_model_file` row per model, in the order of ``paths``; ``jobs`` worker
+    processes. ``on_done(row)`` is called as each model finishes (for progress)."""
+    rows: Dict[int, dict] = {}
+    if jobs <= 1 or len(paths) <= 1:
+        for k, path in enumerate(paths):
+            rows[k] = size_model_file(path, target, interpreter)
+            if on_done:
+                on_done(rows[k])
+    else:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from ..op_resolver import default_op_resolver
+        default_op_resolver()   # load the kernels once, before the workers are forked
+        # chunks of consecutive models: few round trips, yet work for every worker
+        # until the end (about 4 chunks per worker)
+        size = max(1, len(paths) // (4 * jobs))
+        chunks = [range(k, min(k + size, len(paths))) for k in range(0, len(paths), size)]
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter): chunk
+                       for chunk in chunks}
+            for future in as_completed(futures):
+                for k, row in zip(futures[future], future.result()):
+                    rows[k] = row
+                    if on_done:
+                        on_done(row)
+    return [rows[k] for k in range(len(paths))]
+
+
+def _size_chunk(paths: Sequence[str], target: str, interpreter: str) -> List[dict]:
+    """:func:`size_model_file` for each path (one worker task)."""
+    return [size_model_file(path, target, interpreter) for path in paths]
+
+
+def c_snippet(model_name: str, result: ArenaSize) -> str:
+    """What a firmware engineer pastes: the arena size as a C++ constant and a 16-byte
+    aligned arena, with a comment saying for which model, target and interpreter the
+    figure holds."""
+    from .. import __version__
+    target = get_target(result.target)
+    other = "micro" if result.interpreter == "recording" else "recording"
+    other_bytes = result.plain_min_arena_bytes if other == "micro" else result.recording_min_arena_bytes
+    return "\n".join([
+        f"// Tensor arena for {model_name}, target profile {target.name}:",
+        f"//   {target.description}.",
+        f"// {result.min_arena_bytes} bytes: the smallest arena with which {INTERPRETER_CLASSES[result.interpreter]}",
+        "// runs AllocateTensors() and Invoke() (exact, temporaries included),",
+        f"// measured by micro-runtime {__version__}; {INTERPRETER_CLASSES[other]} needs "
+        f"{other_bytes} bytes (--interpreter {other}).",
+        "// alignas(16): TFLM aligns the arena's start (and its head) up to 16 bytes, so an",
+        "// unaligned array loses up to 15 bytes and this exact size would no longer fit.",
+        f"constexpr size_t kTensorArenaSize = {result.min_arena_bytes};",
+        "alignas(16) static uint8_t tensor_arena[kTensorArenaSize];",
+    ])
+
