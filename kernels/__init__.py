@@ -2,7 +2,9 @@
 
 * ``kernels/<op>.py`` — TFLM's reference kernels, one module per op (one registration);
 * ``kernels/signal/`` — TFLM's signal-library custom ops (``signal/micro/kernels``);
-* ``kernels/internal/`` — shared math: quantization, lookup tables, padding, broadcasting,
+* ``kernels/cmsis_nn/`` — the kernels TFLM's ``OPTIMIZED_KERNEL_DIR=cmsis_nn`` builds run
+  instead of the reference ones (registered with :func:`kernels.base.register_variant`);
+* ``kernels/internal/`` (and any ``internal`` subpackage) — shared math: quantization, lookup tables, padding, broadcasting,
   libm / glibc float emulation, kiss FFT, tensor helpers (no registrations);
 * :mod:`kernels.base` — the :class:`Kernel` base class and the registry.
 
@@ -12,9 +14,9 @@ Importing the package imports every module of every kernel subpackage, so each
 import importlib
 import pkgutil
 
-from .base import BUILTIN_KERNELS, CUSTOM_KERNELS, Kernel, register
+from .base import BUILTIN_KERNELS, CUSTOM_KERNELS, KERNEL_VARIANTS, Kernel, register, register_variant
 
-#: subpackages holding shared code, not kernels
+#: subpackages (at any depth) holding shared code, not kernels
 _SHARED = ("internal",)
 
 
@@ -23,7 +25,7 @@ def _import_kernel_modules() -> None:
                                       onerror=lambda name: None):
         if info.name.rsplit(".", 1)[-1].startswith("_"):
             continue
-        if any(info.name.startswith(f"{__name__}.{pkg}") for pkg in _SHARED):
+        if any(part in _SHARED for part in info.name.split(".")[1:]):
             continue
         importlib.import_module(info.name)
 
@@ -40,4 +42,4 @@ _alias_moved_modules({
        for info in pkgutil.iter_modules(importlib.import_module(f"{__name__}.signal").__path__)},
 })
 
-__all__ = ["BUILTIN_KERNELS", "CUSTOM_KERNELS", "Kernel", "register"]
+__all__ = ["BUILTIN_KERNELS", "CUSTOM_KERNELS", "KERNEL_VARIANTS", "Kernel", "register", "register_variant"]

@@ -75,6 +75,9 @@ class Kernel:
 
     op: Optional[str] = None
     custom_name: Optional[str] = None
+    #: the kernel library this kernel belongs to: TFLM's reference kernels, or an
+    #: ``OPTIMIZED_KERNEL_DIR`` such as ``"cmsis-nn"`` (set by :func:`register_variant`)
+    library: str = "reference"
     #: The tensor types the kernel runs, in TFLM's terms: one entry per combination TFLM's
     #: kernel accepts, ``DATA[ x WEIGHTS][->OUTPUT][ (note)]`` (see :class:`TypeCombo`):
     #: ``"int8"``, ``"int16 x int8 (bias int32 or int64)"``, ``"int8->bool"``,
@@ -175,3 +178,27 @@ def register(cls: Type[Kernel]) -> Type[Kernel]:
         raise ValueError(f"{cls.__name__}: {cls.op!r} is not a builtin operator")
     BUILTIN_KERNELS[cls.op] = cls
     return cls
+
+
+#: kernel library (a Target's ``kernel_library``, e.g. ``"cmsis-nn"``) -> op name (builtin
+#: or custom) -> the kernel class that library's TFLM build runs instead of the reference
+#: kernel, filled by :func:`register_variant`.
+KERNEL_VARIANTS: Dict[str, Dict[str, Type[Kernel]]] = {}
+
+
+def register_variant(library: str):
+    """Class decorator for a kernel that replaces the reference kernel of its op in the
+    TFLM builds made with ``OPTIMIZED_KERNEL_DIR=<library>`` (``kernels/cmsis_nn/`` for
+    ``"cmsis-nn"``). The class sets ``op`` / ``custom_name`` and ``supported_types`` as a
+    reference kernel does; ops a library does not override keep the reference kernel."""
+    def wrap(cls: Type[Kernel]) -> Type[Kernel]:
+        cls.type_combos()
+        name = cls.op if cls.op is not None else cls.custom_name
+        if not name:
+            raise ValueError(f"{cls.__name__}: a kernel variant needs an op or custom_name")
+        if cls.op is not None and cls.op not in BUILTIN_OP_CODES:
+            raise ValueError(f"{cls.__name__}: {cls.op!r} is not a builtin operator")
+        cls.library = library
+        KERNEL_VARIANTS.setdefault(library, {})[name] = cls
+        return cls
+    return wrap

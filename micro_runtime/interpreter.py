@@ -86,8 +86,8 @@ class MicroInterpreter:
                  alt_decompression_memory_size: int = 0):
         limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
-        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver()
         self.target = get_target(target)
+        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(self.target)
         self.error_reporter = error_reporter or stderr_reporter
         if planner not in ("greedy", "linear"):
             raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")

@@ -74,10 +74,16 @@ class OpResolver:
         return sorted(self._custom)
 
 
-def default_op_resolver() -> OpResolver:
+def default_op_resolver(target=None) -> OpResolver:
     """A resolver with every builtin kernel micro-runtime ships, and the custom ops
-    TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...)."""
+    TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...).
+    With a ``target`` (name or :class:`~micro_runtime.targets.Target`) whose build uses an
+    optimized kernel library (``cortex-m4+cmsis-nn``), that library's kernels replace the
+    reference ones for the ops it overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does."""
     import kernels
-    from kernels.base import CUSTOM_KERNELS
-    return OpResolver([cls() for cls in kernels.BUILTIN_KERNELS.values()]
-                      + [cls() for cls in CUSTOM_KERNELS.values()])
+    from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
+    by_name = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}
+    if target is not None:
+        from .targets import get_target
+        by_name.update(KERNEL_VARIANTS.get(get_target(target).kernel_library, {}))
+    return OpResolver([cls() for cls in by_name.values()])

@@ -44,6 +44,14 @@ class Target:
     #: kernels that support it decompress LUT tensors (TFLM's Makefile turns it on only
     #: for the linux and xtensa targets; DECODE operators work either way)
     compression: bool = True
+    #: the Arm core the build is compiled for (``-mcpu``), None for host / generic builds
+    core: Optional[str] = None
+    #: TFLM's ``OPTIMIZED_KERNEL_DIR``: ``"reference"`` or ``"cmsis-nn"``
+    kernel_library: str = "reference"
+    #: the core has the DSP extension (CMSIS-NN's ARM_MATH_DSP code paths)
+    dsp: bool = False
+    #: the core has MVE / Helium integer vectors (CMSIS-NN's ARM_MATH_MVEI code paths)
+    mve: bool = False
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""

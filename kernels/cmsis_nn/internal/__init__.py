@@ -1,0 +1,1 @@
+"""CMSIS-NN arithmetic shared by the CMSIS-NN kernel variants (no registrations)."""
