@@ -59,3 +59,26 @@ def fc_case(draw):
 def test_fully_connected_matches_tflm(oracle, case):
     model, inputs = case
     compare_with_tflm(oracle, model, inputs, context="FULLY_CONNECTED")
+
+
+# issue 17: ad01_int8's last FULLY_CONNECTED (operator 9), its scales as stored in the model
+AD01_SCALES = dict(s_in=0.024790890514850616, s_w=0.0195566825568676, s_bias=0.0004848275857511908,
+                   s_out=0.36449846625328064, zp_out=96)
+
+
+@pytest.mark.parametrize("accumulator", [-88337, -88336, -88338, -88001, 88337])
+def test_multiplier_is_the_double_product_of_the_scales(oracle, accumulator):
+    """TFLM's multiplier is double(input scale) * double(filter scale) / double(output
+    scale) (1462485049 here, shift -9); the float32 product of the two scales gives
+    1462485078, one output step off on the accumulator -88337 (issue 17: ad01_int8 gave -22
+    where TFLM gives -21)."""
+    p = AD01_SCALES
+    model = single_op_model(
+        "FULLY_CONNECTED",
+        [TensorDef((1, 1), "INT8", quant=(p["s_in"], -128)),
+         TensorDef((1, 1), "INT8", data=np.array([[1]], np.int8), quant=(p["s_w"], 0)),
+         TensorDef((1,), "INT32", data=np.array([accumulator], np.int32), quant=([p["s_bias"]], [0]))],
+        [TensorDef((1, 1), "INT8", quant=(p["s_out"], p["zp_out"]))])
+    ours, _ = compare_with_tflm(oracle, model, [np.array([[-128]], np.int8)], context="FC ad01 scales")
+    if accumulator == -88337:
+        assert int(ours[0].ravel()[0]) == -21

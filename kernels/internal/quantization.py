@@ -259,18 +259,26 @@ def activation_range_float(activation: int) -> Tuple[float, float]:
 def quantized_convolution_multiplier(input_scale: float, filter_scale: float, output_scale: float,
                                      bias_scale: float = None) -> float:
     """GetQuantizedConvolutionMultipler: (input_scale * filter_scale) / output_scale,
-    the product taken in float32 as TFLM does; with a bias, its scale must be within
-    2 % of an output step of the product (TFLM rejects the model otherwise)."""
+    every scale widened to double before the product and the division; with a bias,
+    its scale must be within 2 % of an output step of the product (TFLM rejects the
+    model otherwise).
+
+    The product is a double product in the TFLM we emulate (the tflite-micro package:
+    its machine code converts both float scales to double, then multiplies), although
+    the 2026-08 source (tensorflow/lite/kernels/kernel_util.cc) rounds the product to
+    float first; the float32 product gives a multiplier a few units off in the last
+    places, enough to move outputs by one step on accumulators near a rounding
+    boundary (issue 17)."""
     if bias_scale is not None:
         product64 = float(np.float64(input_scale) * np.float64(filter_scale))
         diff = abs(product64 - float(bias_scale))
         if not diff / float(output_scale) <= 0.02:
             raise ValueError(f"bias scale {bias_scale} does not match input_scale * filter_scale "
                              f"({product64}) within 2% of the output scale")
-    product = float(np.float32(input_scale) * np.float32(filter_scale))
+    product = float(np.float32(input_scale)) * float(np.float32(filter_scale))
     if not product >= 0:
         raise ValueError("input_scale * filter_scale must be >= 0")
-    return product / float(output_scale)
+    return product / float(np.float32(output_scale))
 
 
 _WORK = threading.local()
