@@ -370,7 +370,12 @@ class MicroInterpreter:
                     tensor.data = view.reshape(tensor.shape) if tensor.shape else view.reshape(())
                 elif tensor.data is None:
                     # zero-byte or never-planned tensor: an empty array of its shape
-                    tensor.data = np.zeros(tensor.shape, dtype=tensor.dtype) if tensor.nbytes == 0 else None
+                    try:
+                        tensor.data = np.zeros(tensor.shape, dtype=tensor.dtype) if tensor.nbytes == 0 else None
+                    except (ValueError, MemoryError, OverflowError) as e:
+                        # the model reader refuses such shapes; a Model built in code may not
+                        raise ModelError(f"a tensor of shape {tuple(tensor.shape)} cannot be "
+                                         f"represented: {e}") from None
             for node in sg.nodes:
                 node.input_arrays = [sg.tensors[t].data if t >= 0 else None for t in node.inputs]
                 node.output_arrays = [sg.tensors[t].data if t >= 0 else None for t in node.outputs]

@@ -245,6 +245,35 @@ class Model:
 
 
 # ---------------------------------------------------------------------- loading
+#: no tensor shape may describe 2^63 bytes or more (its dimensions multiplied, a zero
+#: dimension counted as 1, times the element size): numpy cannot shape such an array even
+#: when a zero dimension makes it empty, and TFLM's int64 element count would overflow
+MAX_SHAPE_BYTES = 1 << 63
+
+
+def shape_span_bytes(shape: Sequence[int], itemsize: int) -> int:
+    """Bytes ``shape`` spans with every zero (or negative) dimension counted as 1: what
+    numpy checks against its limit even for an empty array."""
+    span = max(int(itemsize), 1)
+    for d in shape:
+        span *= max(int(d), 1)
+    return span
+
+
+def check_shape_span(shape: Sequence[int], itemsize: int, what: str) -> Optional[str]:
+    """None when ``shape`` is representable, else the reason (for a ModelError or an
+    InputError raised by the caller)."""
+    span = shape_span_bytes(shape, itemsize)
+    if span < MAX_SHAPE_BYTES:
+        return None
+    empty = any(int(d) == 0 for d in shape)
+    return (f"{what} shape {tuple(int(d) for d in shape)} spans 2^{span.bit_length() - 1} bytes or "
+            f"more ({itemsize}-byte elements{', a zero dimension counted as 1' if empty else ''}): "
+            "beyond the 2^63-byte limit of any array"
+            + (" (the zero dimension makes the tensor empty, but numpy and TFLM's element "
+               "count still multiply the others)" if empty else ""))
+
+
 def load_model(source: Union[str, os.PathLike, bytes, bytearray, memoryview]) -> Model:
     """Read and check a model from a file path or from bytes.
 
@@ -500,6 +529,11 @@ class _Reader:
         self.where += f" '{name}'" if name else ""
         shape = self.int_vector(t, 4, "<i4", "shape")
         ttype = int(t.Type())
+        problem = check_shape_span(shape, max(schema.TYPE_SIZES.get(ttype) or 1,
+                                              schema.NUMPY_DTYPES.get(ttype, np.dtype(np.uint8)).itemsize),
+                                   "tensor")
+        if problem:
+            raise self.fail(problem)
         buffer_index = int(t.Buffer())
         if not 0 <= buffer_index < len(buffers):
             raise self.fail(f"refers to buffer {buffer_index} but the model has "

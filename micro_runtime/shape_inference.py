@@ -28,7 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import InputError
-from .model import Model, OperatorSpec
+from .model import Model, OperatorSpec, check_shape_span
 
 Shape = Tuple[int, ...]
 
@@ -620,6 +620,11 @@ def resize_inputs(model: Model, new_input_shapes: Dict[int, Sequence[int]]) -> M
     changed = infer_shapes(model, by_tensor)
     if not changed:
         return model
+    for t, shape in changed.items():
+        spec = sg.tensors[t]
+        problem = check_shape_span(shape, spec.dtype.itemsize, f"{spec.describe()}: the new")
+        if problem:
+            raise InputError(f"resize_input_tensor: {problem}")
     tensors = [dataclasses.replace(t, shape=changed[t.index]) if t.index in changed else t
                for t in sg.tensors]
     return dataclasses.replace(model, subgraphs=[dataclasses.replace(sg, tensors=tensors)])

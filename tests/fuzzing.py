@@ -15,7 +15,12 @@ import numpy as np
 
 from micro_runtime import MicroInterpreter, MicroRuntimeError
 
-MUTATIONS = ("bit_flip", "truncate", "splice", "edit_offset", "huge_dim", "zero_run")
+BYTE_MUTATIONS = ("bit_flip", "truncate", "splice", "edit_offset", "huge_dim", "zero_run")
+#: structure-aware mutations: the model is parsed, one field of its tensors, operators,
+#: graph or quantization is changed, and the model is written again (issue 17)
+STRUCTURED_MUTATIONS = ("dims", "zero_dim_huge", "types", "buffer_index", "operator_index",
+                        "quantization", "options", "graph_io")
+MUTATIONS = BYTE_MUTATIONS + STRUCTURED_MUTATIONS
 #: arena for fuzz runs: enough for every zoo model, small enough to bound memory
 FUZZ_ARENA_BYTES = 512 * 1024
 
@@ -23,6 +28,8 @@ FUZZ_ARENA_BYTES = 512 * 1024
 def mutate(raw: bytes, rng: np.random.Generator, kind: Optional[str] = None) -> tuple:
     """One mutation of ``raw``; returns (kind, mutated bytes)."""
     kind = kind or MUTATIONS[int(rng.integers(len(MUTATIONS)))]
+    if kind in STRUCTURED_MUTATIONS:
+        return kind, mutate_structure(raw, rng, kind)
     data = bytearray(raw)
     n = len(data)
     if kind == "bit_flip":
@@ -57,6 +64,135 @@ def mutate(raw: bytes, rng: np.random.Generator, kind: Optional[str] = None) -> 
     return kind, bytes(data)
 
 
+_PARSED: dict = {}
+
+#: dimension values the structured mutations draw from (int32 extremes, zero, huge)
+_DIMS = (0, 1, 2, 3, 7, 64, 255, 1 << 16, 1 << 20, 1 << 30, 0x7FFFFFFF, -1, -(1 << 31))
+#: float values for scales and float options
+_FLOATS = (0.0, -0.0, 1e-45, 1e-38, 1e-10, 0.5, 1.0, 3.0, 1e10, 3.4e38, -1.0, float("inf"),
+           float("-inf"), float("nan"))
+#: integer values for zero points, indices and integer options
+_INTS = (0, 1, -1, 2, 3, 7, 127, -128, 255, 32767, -32768, 1 << 20, 0x7FFFFFFF, -(1 << 31))
+
+
+def _parsed(raw: bytes):
+    """The model of ``raw``, parsed once per distinct model (cached)."""
+    from micro_runtime import load_model
+    key = hash(raw)
+    if key not in _PARSED:
+        _PARSED[key] = load_model(raw)
+    return _PARSED[key]
+
+
+def _pick(rng: np.random.Generator, seq):
+    return seq[int(rng.integers(len(seq)))]
+
+
+def mutate_structure(raw: bytes, rng: np.random.Generator, kind: str) -> bytes:
+    """Parse ``raw``, change one structural field (``kind``, see STRUCTURED_MUTATIONS),
+    write the model again. Values come from extremes, other tensors' values and random
+    picks; a change the writer itself cannot encode falls back to the unmutated model."""
+    from micro_runtime.tools.model_writer import ModelBuilder
+    mb = ModelBuilder.from_model(_parsed(raw))
+    sg = _pick(rng, mb.subgraphs)
+    n_tensors = len(sg.tensors)
+    tensor = _pick(rng, sg.tensors) if sg.tensors else None
+    op = _pick(rng, sg.operators) if sg.operators else None
+    if kind == "dims" and tensor is not None:
+        shape = list(tensor.shape)
+        how = int(rng.integers(5))
+        if how == 0 and shape:                       # one dimension to an extreme
+            shape[int(rng.integers(len(shape)))] = _pick(rng, _DIMS)
+        elif how == 1:                               # rank change
+            shape = shape[:-1] if shape and rng.integers(2) else shape + [_pick(rng, _DIMS[:6])]
+        elif how == 2:                               # every dimension huge: the product overflows
+            shape = [0x7FFFFFFF] * max(len(shape), 3)
+        elif how == 3:                               # another tensor's shape
+            shape = list(_pick(rng, sg.tensors).shape)
+        else:
+            shape = [int(v) for v in rng.permutation(shape)] if shape else [0]
+        tensor.shape = tuple(shape)
+    elif kind == "zero_dim_huge" and tensor is not None:
+        # issue 17: a zero dimension hides huge others from a byte-size check
+        rank = max(len(tensor.shape), 2)
+        shape = [int(_pick(rng, (1 << 20, 1 << 30, 0x7FFFFFFF))) for _ in range(rank)]
+        shape[int(rng.integers(rank))] = 0
+        tensor.shape = tuple(shape)
+    elif kind == "types" and tensor is not None:
+        tensor.type = int(rng.integers(0, 20))
+    elif kind == "buffer_index" and tensor is not None:
+        tensor.buffer = int(_pick(rng, (0, len(mb.buffers) - 1, len(mb.buffers), len(mb.buffers) + 7,
+                                        int(rng.integers(len(mb.buffers))))))
+    elif kind == "operator_index" and op is not None:
+        choice = int(rng.integers(4))
+        idx = int(_pick(rng, (-1, -2, 0, n_tensors - 1, n_tensors, n_tensors + 100, 0x7FFFFFFF,
+                              int(rng.integers(max(n_tensors, 1))))))
+        if choice == 0 and op.inputs:
+            ins = list(op.inputs)
+            ins[int(rng.integers(len(ins)))] = idx
+            op.inputs = tuple(ins)
+        elif choice == 1 and op.outputs:
+            outs = list(op.outputs)
+            outs[int(rng.integers(len(outs)))] = idx
+            op.outputs = tuple(outs)
+        elif choice == 2:
+            op.opcode_index = int(_pick(rng, (0, len(mb.opcodes) - 1, len(mb.opcodes), 0x7FFFFFFF,
+                                              int(rng.integers(max(len(mb.opcodes), 1))))))
+        else:
+            op.inputs = tuple(op.inputs[:int(rng.integers(len(op.inputs) + 1))])
+    elif kind == "quantization" and tensor is not None:
+        if tensor.quantization is None or rng.integers(4) == 0:
+            n = int(_pick(rng, (1, 2, 3, 8)))
+            tensor.quantization = (np.full(n, _pick(rng, _FLOATS), np.float32),
+                                   np.zeros(n, np.int64), int(rng.integers(0, 4)))
+        else:
+            scales, zps, qdim = tensor.quantization
+            scales = np.array(scales, np.float32)
+            zps = np.array(zps, np.int64)
+            how = int(rng.integers(5))
+            if how == 0 and scales.size:
+                scales[int(rng.integers(scales.size))] = _pick(rng, _FLOATS)
+            elif how == 1 and zps.size:
+                zps[int(rng.integers(zps.size))] = _pick(rng, _INTS)
+            elif how == 2:
+                qdim = int(_pick(rng, (-1, 0, 1, 3, 4, 100, 0x7FFFFFFF)))
+            elif how == 3:                           # arrays of a different length
+                k = int(_pick(rng, (0, 1, 2, scales.size + 1, 1000)))
+                scales = np.resize(scales if scales.size else np.ones(1, np.float32), k)
+                if rng.integers(2):
+                    zps = np.resize(zps if zps.size else np.zeros(1, np.int64), k)
+            else:
+                scales = scales * np.float32(_pick(rng, (1e-30, 1e30, -1.0, 0.0)))
+            tensor.quantization = (scales, zps, qdim)
+    elif kind == "options" and op is not None:
+        if op.options:
+            name = _pick(rng, sorted(op.options))
+            value = op.options[name]
+            if isinstance(value, float):
+                op.options[name] = float(_pick(rng, _FLOATS))
+            elif isinstance(value, bool):
+                op.options[name] = not value
+            elif isinstance(value, int):
+                op.options[name] = int(_pick(rng, _INTS))
+            elif isinstance(value, (list, tuple)):
+                op.options[name] = [int(_pick(rng, _INTS)) for _ in range(int(rng.integers(0, 6)))]
+        elif op.custom_options is not None and len(op.custom_options):
+            data = bytearray(op.custom_options)
+            data[int(rng.integers(len(data)))] = int(rng.integers(256))
+            op.custom_options = bytes(data)
+    elif kind == "graph_io":
+        idx = int(_pick(rng, (-1, 0, n_tensors - 1, n_tensors, 0x7FFFFFFF, int(rng.integers(max(n_tensors, 1))))))
+        target = sg.inputs if rng.integers(2) else sg.outputs
+        if target and rng.integers(3):
+            target[int(rng.integers(len(target)))] = idx
+        else:
+            target.append(idx)
+    try:
+        return mb.build()
+    except Exception:  # noqa: BLE001 - a value the writer cannot encode (e.g. out of int32)
+        return raw
+
+
 @dataclass
 class Outcome:
     kind: str           #: mutation
@@ -65,17 +201,85 @@ class Outcome:
     message: str = ""
 
 
-def run_one(data: bytes, kind: str = "") -> Outcome:
-    """Load, allocate and invoke one (possibly corrupt) model."""
+def hostile_corpus() -> list:
+    """Hand-made hostile models, run through every surface by tests/test_fuzz.py and first
+    by benchmarks/fuzz_models.py: [(name, model bytes)]. Each must fail with a
+    MicroRuntimeError (or run), never with a numpy error."""
+    from micro_runtime.tools.model_writer import ModelBuilder
+
+    def add_model(shape_in, shape_out=None, dtype="FLOAT32", const=None):
+        b = ModelBuilder()
+        g = b.subgraph()
+        x = g.add_tensor("x", shape_in, dtype, data=const)
+        y = g.add_tensor("y", shape_out or shape_in, dtype)
+        g.add_operator("ADD", [x, x], [y], fused_activation_function=0)
+        g.inputs, g.outputs = ([] if const is not None else [x]), [y]
+        return b.build()
+
+    big = 0x7FFFFFFF
+    return [
+        # issue 17: zero bytes, so no byte-size check sees the 2^62-element span
+        ("zero dim, huge others", add_model((0, big, big, 2))),
+        ("zero dim, huge others (int8)", add_model((big, 0, big, big), dtype="INT8")),
+        ("zero dim in the output only", add_model((1, 4), (0, big, big, big))),
+        ("dims whose product overflows int64", add_model((big, big, big))),
+        ("dims whose product overflows, one of them 1", add_model((1, big, big, big, 1))),
+        ("zero dim, big but representable", add_model((0, 1 << 20, 1 << 20))),
+        ("constant with a zero dim and huge others", add_model((0, big, big, 4), const=np.zeros(0, np.float32))),
+    ]
+
+
+SURFACES = ("micro", "api", "cli_info", "cli_size")
+
+
+def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
+    """Load, allocate and invoke one (possibly corrupt) model through a public surface:
+    ``micro`` (MicroInterpreter), ``api`` (Interpreter.from_bytes, invoke, outputs and
+    tensor details), ``cli_info`` / ``cli_size`` (the command line on a file; any
+    exception escaping main() is a finding, a MicroRuntimeError is reported by main as
+    exit status 1)."""
     start = time.perf_counter()
     try:
-        it = MicroInterpreter(data, arena_size=FUZZ_ARENA_BYTES, target="host64",
-                              error_reporter=lambda m: None)
-        it.allocate_tensors()
-        it.invoke()
-        result, message = "ok", ""
+        if surface == "micro":
+            it = MicroInterpreter(data, arena_size=FUZZ_ARENA_BYTES, target="host64",
+                                  error_reporter=lambda m: None)
+            it.allocate_tensors()
+            it.invoke()
+            result, message = "ok", ""
+        elif surface == "api":
+            from micro_runtime.api import Interpreter
+            it = Interpreter.from_bytes(data, arena_size=FUZZ_ARENA_BYTES, error_reporter=lambda m: None)
+            it.invoke()
+            details = it.get_tensor_details()
+            outs = [it.get_output(i) for i in range(it.micro_interpreter.outputs_size)]
+            result, message = "ok", f"{len(details)} tensors, {len(outs)} outputs"
+        else:
+            result, message = _run_cli(data, surface.split("_", 1)[1])
     except MicroRuntimeError as e:
         result, message = type(e).__name__, str(e)[:200]
     except Exception as e:  # noqa: BLE001 - any other exception is a finding
         result, message = f"other:{type(e).__name__}", repr(e)[:300]
     return Outcome(kind, result, time.perf_counter() - start, message)
+
+
+def _run_cli(data: bytes, command: str) -> tuple:
+    """``micro-runtime COMMAND model.tflite`` in-process, output discarded: ("ok", "") on
+    exit status 0, ("cli-error", message) on 1."""
+    import contextlib
+    import io
+    import os
+    import tempfile
+    from micro_runtime.tools.cli import main
+    fd, path = tempfile.mkstemp(suffix=".tflite")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        out, err = io.StringIO(), io.StringIO()
+        args = [command, path] + (["--target", "host64"] if command == "size" else [])
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(args)
+        if status == 0:
+            return "ok", ""
+        return "cli-error", err.getvalue().strip()[:200]
+    finally:
+        os.unlink(path)
