@@ -1,7 +1,9 @@
 """One model run by micro-runtime and by TFLM (the tflite-micro package) on seeded random
 inputs, compared: acceptance, outputs bit for bit, print_allocations() lines, minimum arena.
 Used by tests/test_tflm_examples.py and benchmarks/conformance.py."""
+import glob
 import io
+import os
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -96,3 +98,74 @@ def check(path: str, oracle, seeds: int = 2, min_arena: bool = False) -> Dict[st
             return row
     row["status"] = "identical"
     return row
+
+
+def many_input_samples(model, samples: int, seed: int) -> List[List[np.ndarray]]:
+    """``samples`` seeded input sets, drawn per model input as one block of shape
+    (samples,) + input shape from ``np.random.default_rng(seed)``: integers uniform over
+    their whole type (``rng.integers(min, max + 1, ..., dtype)``; int32/int64 clipped to
+    int16's range), floats uniform in [-1, 1], booleans uniform. (For ad01_int8 and seed 7
+    this is issue 17's ``default_rng(7).integers(-128, 128, (64, 1, 640), dtype=np.int8)``.)"""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for t in model.main.inputs:
+        spec = model.main.tensors[t]
+        dtype = np.dtype(spec.dtype)
+        shape = (samples,) + tuple(spec.shape)
+        if dtype.kind == "f":
+            blocks.append(rng.uniform(-1, 1, shape).astype(dtype))
+        elif dtype == np.bool_:
+            blocks.append(rng.integers(0, 2, shape).astype(bool))
+        else:
+            info = np.iinfo(dtype)
+            lo, hi = max(info.min, -(1 << 15)), min(info.max, (1 << 15) - 1)
+            blocks.append(rng.integers(lo, hi + 1, shape, dtype=dtype))
+    return [[b[i] for b in blocks] for i in range(samples)]
+
+
+def many_inputs(path: str, oracle, samples: int = 64, seed: int = 7) -> Dict[str, object]:
+    """A user's evaluation loop over many inputs, by TFLM (the tflite-micro package, one
+    interpreter) and by us (one MicroInterpreter): per sample set the inputs, invoke, read
+    every output, no reset between samples (state carries over in stateful models, in
+    both). Returns ``{"model", "exact", "total", "status", "detail"}``: ``exact`` counts
+    the samples whose outputs are all bit-identical."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    arena = max(len(raw) * 10, 1 << 20)
+    row: Dict[str, object] = {"model": path, "exact": 0, "total": samples, "status": "", "detail": ""}
+    try:
+        model = load_model(raw)
+        runs = many_input_samples(model, samples, seed)
+        ours, _, _ = _run_ours(model, arena, runs)
+    except MicroRuntimeError as e:
+        row["status"] = "we reject"
+        row["detail"] = f"{type(e).__name__}: {e}".splitlines()[0][:160]
+        return row
+    theirs = oracle.run(raw, runs[0], arena, runs=runs)
+    if not theirs.ok or len(theirs.invokes) != samples:
+        row["status"] = "TFLM fails"
+        row["detail"] = (theirs.error or ("crashed" if theirs.crashed else ""))[:160]
+        return row
+    first_bad = None
+    for k, (our_run, their_run) in enumerate(zip(ours, theirs.invokes)):
+        same = len(our_run) == len(their_run) and all(
+            a.shape == np.asarray(b).shape and a.dtype == np.asarray(b).dtype
+            and a.tobytes() == np.asarray(b).tobytes() for a, b in zip(our_run, their_run))
+        if same:
+            row["exact"] += 1
+        elif first_bad is None:
+            first_bad = k
+    row["status"] = "exact" if row["exact"] == samples else "differs"
+    if first_bad is not None:
+        row["detail"] = f"first differing sample {first_bad}"
+    return row
+
+
+def all_models() -> List[str]:
+    """Paths of every zoo model (tests/data/*.tflite), then every tests/data/tflm_examples
+    model (recursively), each group sorted."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    zoo = sorted(glob.glob(os.path.join(data, "*.tflite")))
+    examples = sorted(os.path.join(root, n) for root, _, names in os.walk(os.path.join(data, "tflm_examples"))
+                      for n in names if n.endswith(".tflite"))
+    return zoo + examples
