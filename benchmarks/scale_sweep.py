@@ -1,0 +1,44 @@
+"""Quantization scales swept against TFLM with exhaustive inputs (tests/test_scale_sweep.py),
+many scale sets per op.
+
+    python benchmarks/scale_sweep.py [--sets 300] [--ops SUBSTRING,...]
+
+Per op: scale sets compared (both ran), sets both rejected, output values compared, and
+the first differences. Exit status 1 on any difference.
+"""
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tests.oracle import Oracle  # noqa: E402
+from tests.test_scale_sweep import CASES, sweep  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ops", default="")
+    args = ap.parse_args(argv)
+    names = sorted(CASES)
+    if args.ops:
+        names = [n for n in names if any(k in n for k in args.ops.split(","))]
+    oracle = Oracle(timeout=600)
+    bad = 0
+    print(f"{'op':<40}{'sets':>6}{'rejected':>10}{'values':>14}  differences")
+    for name in names:
+        t = time.perf_counter()
+        compared, rejected, values, problems = sweep(oracle, name, args.sets, args.seed)
+        bad += bool(problems)
+        print(f"{name:<40}{compared:>6}{rejected:>10}{values:>14,d}  {'; '.join(problems) or 'none'}"
+              f"  ({time.perf_counter() - t:.0f} s)", flush=True)
+    oracle.close()
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
