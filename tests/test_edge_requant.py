@@ -21,15 +21,19 @@ for a spread of k), the first accumulator whose SRDHM reaches q, and its neighbo
 left shifts, the accumulators around the int32 wrap of x * 2^left. Shifts -31..+30,
 multipliers 2^30, 2^30 + 1, 2^31 - 2, 2^31 - 1 and random ones in between.
 
-Case counts (``python -m tests.test_edge_requant`` prints them; figures of 2026-11-23):
-  test_mbqm_fast_forms_at_boundaries             ~21,000 accumulators x 3 code paths
-  test_channel_requantizer_int32_boundaries      ~21,000 x 2 layouts x 2 dtypes x 7 variants
-  test_channel_requantizer_float64_plan          float64 plans at every right shift
-  test_channel_requantizer_int64_boundaries      ~ 9,000 x 3 variants (shift -31..14)
-  test_quantize_multiplier_matches_reference     ~ 4,000 scales (incl. boundary doubles)
-  kernel tests (oracle): FC / CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV int8 and int16,
-  per-tensor and per-channel, each channel sweeping 256 (int8) or 65536 (int16) consecutive
-  accumulators centred on a boundary, compared with the reference and with TFLM.
+Case counts (``python -m tests.test_edge_requant`` prints them; 2026-11-23):
+  test_mbqm_fast_forms_at_boundaries                  171,942 (57,314 accumulators x 3 forms)
+  test_channel_requantizer_int32_boundaries[right]    475,590 (7 variants x 2 layouts)
+  test_channel_requantizer_int32_boundaries[all]      573,140
+  test_channel_requantizer_float64_plan               676,044 (shifts 0..-18, 2 dtypes, 2 layouts)
+  test_channel_requantizer_int64_boundaries           436,450 (shifts -31..14)
+  test_quantize_multiplier_matches_reference            7,618
+  test_kernel_output_stage_at_boundaries_reference  11,059,200 outputs: FC / CONV_2D /
+      DEPTHWISE_CONV_2D / TRANSPOSE_CONV, int8 (6,144 each) and int16 (1,572,864 each),
+      per-tensor and per-channel, each channel sweeping 256 (int8) or 65536 (int16)
+      consecutive accumulators centred on a boundary
+  test_kernel_output_stage_at_boundaries_tflm: the same models (2 seeds each) run by TFLM,
+      equal to the reference and to us.
 """
 from __future__ import annotations
 
@@ -513,3 +517,67 @@ if __name__ == "__main__":      # python -m tests.test_edge_requant: run the uni
         test_kernel_output_stage_at_boundaries_reference(*case)
     for name, n in CASE_COUNTS.items():
         print(f"{name:55s} {n:>10,d}")
+
+
+def _depth_model(op: str, depth: int, units: int, seed: int):
+    """FULLY_CONNECTED or a 1x1 CONV_2D over ``depth`` int8 inputs at the extremes (x - zp =
+    -255 or 0 / +255 patterns) with weights +-127, so the accumulators reach
+    +-255 * 127 * depth; biases near the int32 limits. Expected outputs from Python ints
+    (the int32 accumulator wraps as the C++ sum does)."""
+    rng = np.random.default_rng(seed)
+    zp_in = 127
+    x = np.where(rng.random((2, depth)) < 0.85, -128, 127).astype(np.int8)
+    x[0] = -128                                                   # every term at -255
+    w = np.where(rng.random((units, depth)) < 0.9, -127, 127).astype(np.int8)
+    w[0] = -127
+    bias = rng.integers(INT32_MIN, INT32_MAX, units, endpoint=True).astype(np.int64)
+    bias[0] = INT32_MAX - 3
+    s_in, s_w, s_out = float(np.float32(0.0123456789)), float(np.float32(0.0009876)), float(np.float32(250.0))
+    m, s = ref_quantize_multiplier(s_in * s_w / s_out)
+    zp_out = 3
+    expected = np.empty((2, units), np.int64)
+    xs = [[int(v) - zp_in for v in row] for row in x]
+    for b in range(2):
+        for u in range(units):
+            acc = sum(a * int(c) for a, c in zip(xs[b], w[u])) + int(bias[u])
+            expected[b, u] = min(max(ref_mbqm(ref_wrap32(acc), m, s) + zp_out, -128), 127)
+    bdef = TensorDef((units,), "INT32", data=bias.astype(np.int32), quant=([s_in * s_w], [0]))
+    if op == "FULLY_CONNECTED":
+        model = single_op_model(op, [TensorDef((2, depth), "INT8", quant=(s_in, zp_in)),
+                                     TensorDef((units, depth), "INT8", data=w, quant=(s_w, 0)), bdef],
+                                [TensorDef((2, units), "INT8", quant=(s_out, zp_out))])
+        return model, [x], expected
+    model = single_op_model(op, [TensorDef((1, 1, 2, depth), "INT8", quant=(s_in, zp_in)),
+                                 TensorDef((units, 1, 1, depth), "INT8", data=w.reshape(units, 1, 1, depth),
+                                           quant=([s_w], [0])), bdef],
+                            [TensorDef((1, 1, 2, units), "INT8", quant=(s_out, zp_out))],
+                            padding=1, stride_w=1, stride_h=1)
+    return model, [x.reshape(1, 1, 2, depth)], expected
+
+
+#: depths at the exactness limits of the fast paths: the float32 sums of CONV_2D hold every
+#: partial sum exactly up to 255 * 127 * depth < 2^24 (depth 518), float64 beyond (519);
+#: 1 << 17 takes the int8 accumulator past 2^31, so the int32 sum wraps
+DEPTHS = [("CONV_2D", 518), ("CONV_2D", 519), ("CONV_2D", 1 << 17), ("FULLY_CONNECTED", 518),
+          ("FULLY_CONNECTED", 1 << 17)]
+
+
+@pytest.mark.parametrize("op, depth", DEPTHS)
+def test_largest_depths_reference(op, depth):
+    """Accumulations at the depths where the fast paths change (float32 -> float64 sums)
+    and beyond int32 (wrapping sums), extreme inputs and weights, biases near the int32
+    limits: equal to the Python-int reference."""
+    model, inputs, expected = _depth_model(op, depth, 6, depth)
+    ours, _, _ = run_ours(model, inputs, arena_size=1 << 24, recording=False)
+    got = np.asarray(ours[0]).reshape(expected.shape)
+    assert np.array_equal(got, expected), (op, depth, got, expected)
+    CASE_COUNTS[f"{op} depth {depth}"] = expected.size
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("op, depth", DEPTHS)
+def test_largest_depths_tflm(oracle, op, depth):
+    model, inputs, expected = _depth_model(op, depth, 6, depth)
+    theirs = oracle.run(model, inputs, 1 << 24)
+    assert theirs.ok, theirs.error
+    assert np.array_equal(np.asarray(theirs.outputs[0]).reshape(expected.shape), expected)
