@@ -581,3 +581,38 @@ def test_largest_depths_tflm(oracle, op, depth):
     theirs = oracle.run(model, inputs, 1 << 24)
     assert theirs.ok, theirs.error
     assert np.array_equal(np.asarray(theirs.outputs[0]).reshape(expected.shape), expected)
+
+
+def test_host_tables_equal_their_functions_on_every_input():
+    """The host-side tables of the element-wise kernels (int8: 256 entries, int16: 65536,
+    int8 pairs: 65536) read back the function they were built from on every input, in any
+    layout (the byte-pattern indexing of negative values, broadcasting of pair tables)."""
+    from kernels.internal.lut import (apply_int8_pair_table, apply_int8_table, apply_int16_table,
+                                      int8_pair_table, int8_table, int16_table, logistic_int16,
+                                      tanh_int16)
+    from kernels.internal.quantization import fixed_point_logistic
+    count = 0
+    all8 = np.arange(-128, 128, dtype=np.int8)
+    fn8 = lambda v: np.clip(fixed_point_logistic(np.asarray(v, np.int64) << 20, 4) >> 23, -128, 127)  # noqa: E731
+    table8 = int8_table(fn8)
+    x8 = np.random.default_rng(3).permutation(np.tile(all8, 3)).reshape(3, 16, 16)
+    assert np.array_equal(apply_int8_table(table8, x8), fn8(x8).astype(np.int8))
+    count += x8.size
+    all16 = np.arange(-32768, 32768, dtype=np.int64).astype(np.int16)
+    for fn in (lambda v: logistic_int16(v, 0, 3), lambda v: tanh_int16(v, 24576, 1)):
+        table16 = int16_table(fn)
+        x16 = np.random.default_rng(4).permutation(all16).reshape(256, 256)
+        assert np.array_equal(apply_int16_table(table16, x16), np.asarray(fn(x16)).astype(np.int32))
+        count += x16.size
+    pair = lambda a, b: np.clip((np.asarray(a, np.int64) * 3 - np.asarray(b, np.int64) * 5) >> 2, -128, 127)  # noqa: E731
+    table = int8_pair_table(pair)
+    a = np.repeat(all8, 256).reshape(256, 256)
+    b = np.tile(all8, 256).reshape(256, 256)
+    out = np.empty((256, 256), np.int8)
+    apply_int8_pair_table(table, a, b, out)
+    assert np.array_equal(out, pair(a, b).astype(np.int8))
+    out_b = np.empty((256, 256), np.int8)
+    apply_int8_pair_table(table, all8.reshape(256, 1), all8.reshape(1, 256), out_b)   # broadcast
+    assert np.array_equal(out_b, pair(all8.reshape(256, 1), all8.reshape(1, 256)).astype(np.int8))
+    count += out.size + out_b.size
+    CASE_COUNTS["host tables (int8, int16, int8 pairs)"] = count
