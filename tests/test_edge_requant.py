@@ -616,3 +616,85 @@ def test_host_tables_equal_their_functions_on_every_input():
     assert np.array_equal(out_b, pair(all8.reshape(256, 1), all8.reshape(1, 256)).astype(np.int8))
     count += out.size + out_b.size
     CASE_COUNTS["host tables (int8, int16, int8 pairs)"] = count
+
+
+def _np_mbqm(x: np.ndarray, m: int, shift: int) -> np.ndarray:
+    """Candidate search only (every hit is re-checked with ref_mbqm): the 32-bit routine for
+    right shifts, in numpy int64."""
+    q = (x * m + (1 << 30)) >> 31
+    r = -shift
+    return q if r <= 0 else (q + (1 << (r - 1)) - (q < 0)) >> r
+
+
+def _np_mbqm64(x: np.ndarray, m: int, shift: int) -> np.ndarray:
+    reduced = (m + (1 << 15)) >> 16 if m < 0x7FFF0000 else 0x7FFF
+    t = 15 - shift
+    return (x * reduced + (1 << (t - 1))) >> t
+
+
+def _distinguishing_cases(op: str, count: int, seed: int):
+    """Scale sets whose float32-product multiplier and double-product multiplier differ,
+    each with an accumulator (one product, depth 1) on which the two give different outputs:
+    (model, inputs, output with the double product, output with the float32 one)."""
+    rng = np.random.default_rng(seed)
+    io = "INT16" if op == "BATCH_MATMUL" else "INT8"
+    found = []
+    a_vals = rng.integers(-32768, 32768, 20000)
+    b_vals = rng.integers(-32768, 32768, 20000)
+    products = a_vals * b_vals
+    accs = np.arange(-(1 << 21), 1 << 21, dtype=np.int64)
+    for _ in range(50000):
+        if len(found) == count:
+            break
+        lo, hi = (1e-5, 1e-2) if io == "INT16" else (1e-3, 0.5)
+        s1, s2 = (float(np.float32(v)) for v in np.exp(rng.uniform(np.log(lo), np.log(hi), 2)))
+        so = float(np.float32(np.exp(rng.uniform(np.log(lo), np.log(hi * 10)))))
+        m64 = ref_quantize_multiplier(s1 * s2 / so)
+        m32 = ref_quantize_multiplier(float(np.float32(s1) * np.float32(s2)) / so)
+        if m64 == m32 or m64[1] > 0 or m32[1] > 0:
+            continue
+        if io == "INT16":
+            r64, r32 = _np_mbqm64(products, *m64), _np_mbqm64(products, *m32)
+            hits = np.nonzero((r64 != r32) & (np.abs(r64) < 32000))[0]
+            if not len(hits):
+                continue
+            a, b = int(a_vals[hits[0]]), int(b_vals[hits[0]])
+            want64, want32 = ref_mbqm64(a * b, *m64), ref_mbqm64(a * b, *m32)
+            model = single_op_model("BATCH_MATMUL", [TensorDef((1, 1, 1), io, (s1, 0)),
+                                                     TensorDef((1, 1, 1), io, (s2, 0))],
+                                    [TensorDef((1, 1, 1), io, (so, 0))], adj_x=False, adj_y=False)
+            inputs = [np.array([[[a]]], np.int16), np.array([[[b]]], np.int16)]
+        else:
+            # FULLY_CONNECTED int8: the bias sets the accumulator (input at its zero point x 1)
+            r64, r32 = _np_mbqm(accs, *m64), _np_mbqm(accs, *m32)
+            hits = np.nonzero((r64 != r32) & (np.abs(r64) < 120))[0]
+            if not len(hits):
+                continue
+            acc = int(accs[hits[0]])
+            want64, want32 = ref_mbqm(acc, *m64), ref_mbqm(acc, *m32)
+            model = single_op_model("FULLY_CONNECTED", [
+                TensorDef((1, 1), io, quant=(s1, -128)),
+                TensorDef((1, 1), "INT8", data=np.array([[1]], np.int8), quant=(s2, 0)),
+                TensorDef((1,), "INT32", data=np.array([acc], np.int32), quant=([s1 * s2], [0]))],
+                [TensorDef((1, 1), io, quant=(so, 0))])
+            inputs = [np.array([[-128]], np.int8)]
+        assert want64 != want32
+        found.append((model, inputs, want64, want32))
+    return found
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("op", ["FULLY_CONNECTED", "BATCH_MATMUL"])
+def test_multiplier_uses_the_double_product_of_the_scales(oracle, op):
+    """Where the float32 and the double product of the input scales give different
+    multipliers and different outputs, TFLM (the package) gives the double product's,
+    and so do we (issue 17). FULLY_CONNECTED int8 (accumulator set by the bias) and
+    BATCH_MATMUL int16 (64-bit output stage), 12 cases each."""
+    cases = _distinguishing_cases(op, 12, 11)
+    assert len(cases) == 12
+    for model, inputs, with_double, with_float32 in cases:
+        theirs = oracle.run(model, inputs)
+        assert theirs.ok, theirs.error
+        assert int(np.asarray(theirs.outputs[0]).ravel()[0]) == with_double != with_float32
+        ours, _, _ = run_ours(model, inputs, recording=False)
+        assert int(np.asarray(ours[0]).ravel()[0]) == with_double

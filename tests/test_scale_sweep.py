@@ -11,6 +11,7 @@ every input value its element-wise integer path can receive:
   also covers ADD's int8 pair table completely); binary int16 ops: 65536 random pairs;
 * FULLY_CONNECTED int8 / int16 / per-channel and CONV_2D / DEPTHWISE_CONV_2D with random
   inputs (bias and weights random);
+* BATCH_MATMUL int8 at depth 1 over all 65536 value pairs, int16 random;
 * SVDF int8 (int8 and int16 state) over 8 invokes (state carried over).
 
 Scale sets per op: MICRO_RUNTIME_SCALE_SETS (default 4; the figures of 2026-11-23 were
@@ -133,6 +134,26 @@ def svdf(state: str):
     return make
 
 
+def batch_matmul(io: str = "INT8"):
+    def make(d: Draw):
+        if io == "INT8":
+            # depth 1: every pair of int8 values meets once (all 65536 accumulators)
+            a = np.arange(-128, 128, dtype=np.int8).reshape(1, 256, 1)
+            b = np.arange(-128, 128, dtype=np.int8).reshape(1, 1, 256)
+            qa, qb = (d.io_scale(io), d.zp(io)), (d.io_scale(io), d.zp(io))
+            out_shape = (1, 256, 256)
+        else:
+            a = d.rng.integers(-32768, 32768, (1, 64, 8)).astype(np.int16)
+            b = d.rng.integers(-32768, 32768, (1, 8, 64)).astype(np.int16)
+            qa, qb = (d.io_scale(io), 0), (d.io_scale(io), 0)
+            out_shape = (1, 64, 64)
+        qo = (d.scale(1e-4, 1.0) if io == "INT8" else d.scale(1e-3, 10.0), d.zp(io))
+        model = single_op_model("BATCH_MATMUL", [TensorDef(a.shape, io, qa), TensorDef(b.shape, io, qb)],
+                                [TensorDef(out_shape, io, qo)], adj_x=False, adj_y=False)
+        return model, [[a, b]]
+    return make
+
+
 def _alpha(d: Draw) -> float:
     return float(np.float32(d.rng.uniform(0.01, 2.0)))
 
@@ -158,6 +179,7 @@ CASES: Dict[str, Callable] = {
     "FULLY_CONNECTED int16": fully_connected("INT16"),
     "CONV_2D int8 per-channel": convolution("CONV_2D"), "CONV_2D int8 per-tensor": convolution("CONV_2D", per_channel=False),
     "CONV_2D int16": convolution("CONV_2D", "INT16"), "DEPTHWISE_CONV_2D int8": convolution("DEPTHWISE_CONV_2D"),
+    "BATCH_MATMUL int8 (all pairs)": batch_matmul(), "BATCH_MATMUL int16": batch_matmul("INT16"),
     "SVDF int8 state": svdf("int8"), "SVDF int16 state": svdf("int16"),
 }
 
