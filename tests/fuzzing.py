@@ -19,7 +19,7 @@ BYTE_MUTATIONS = ("bit_flip", "truncate", "splice", "edit_offset", "huge_dim", "
 #: structure-aware mutations: the model is parsed, one field of its tensors, operators,
 #: graph or quantization is changed, and the model is written again (issue 17)
 STRUCTURED_MUTATIONS = ("dims", "zero_dim_huge", "types", "buffer_index", "operator_index",
-                        "quantization", "options", "graph_io")
+                        "quantization", "options", "graph_io", "buffer_values")
 MUTATIONS = BYTE_MUTATIONS + STRUCTURED_MUTATIONS
 #: arena for fuzz runs: enough for every zoo model, small enough to bound memory
 FUZZ_ARENA_BYTES = 512 * 1024
@@ -187,6 +187,30 @@ def mutate_structure(raw: bytes, rng: np.random.Generator, kind: str) -> bytes:
             target[int(rng.integers(len(target)))] = idx
         else:
             target.append(idx)
+    elif kind == "buffer_values":
+        # a constant tensor's values (weights, biases, shape / padding / axis operands, ...)
+        # partly replaced by extremes of its type
+        consts = [t for t in sg.tensors if 0 < t.buffer < len(mb.buffers) and mb.buffers[t.buffer]]
+        if consts:
+            t = _pick(rng, consts)
+            from micro_runtime import schema
+            dtype = schema.NUMPY_DTYPES.get(t.type, np.dtype(np.uint8))
+            values = np.frombuffer(mb.buffers[t.buffer], dtype=np.uint8).copy()
+            if dtype.kind in "iu" and values.size >= dtype.itemsize:
+                typed = values[: values.size - values.size % dtype.itemsize].view(dtype)
+                info = np.iinfo(dtype)
+                extremes = np.array([info.min, info.max, 0, -1 if dtype.kind == "i" else 1,
+                                     info.max // 2, 1 << min(20, dtype.itemsize * 8 - 2)], dtype=np.int64)
+                k = int(rng.integers(1, max(2, typed.size // 4 + 1)))
+                where = rng.integers(0, typed.size, k)
+                typed[where] = extremes[rng.integers(0, extremes.size, k)].astype(dtype)
+            elif dtype.kind == "f" and values.size >= dtype.itemsize:
+                typed = values[: values.size - values.size % dtype.itemsize].view(dtype)
+                k = int(rng.integers(1, max(2, typed.size // 4 + 1)))
+                typed[rng.integers(0, typed.size, k)] = np.array(_FLOATS, dtype)[rng.integers(0, len(_FLOATS), k)]
+            else:
+                values[rng.integers(0, values.size, 4)] = rng.integers(0, 256, 4)
+            mb.buffers[t.buffer] = values.tobytes()
     try:
         return mb.build()
     except Exception:  # noqa: BLE001 - a value the writer cannot encode (e.g. out of int32)
