@@ -158,6 +158,8 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
         m, s = int(multiplier), int(shift)
         if m < 0:
             return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
+        if s < 0 and m > 0:
+            return _scaled_down_int32(x, m, -s)
         if s > 0:
             x = wrap_int32(x << s)
         q = (x * m + (1 << 30)) >> 31
@@ -174,6 +176,27 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
     e = np.maximum(-s, 0)
     half = np.where(e > 0, np.int64(1) << np.maximum(e - 1, 0), 0)
     return (q + half - ((q < 0) & (e > 0))) >> e
+
+
+def _scaled_down_int32(x: np.ndarray, m: int, e: int) -> np.ndarray:
+    """MultiplyByQuantizedMultiplier for int32 values ``x`` (as int64), a multiplier
+    ``m`` > 0 and a right shift ``e`` >= 1, in one rounding shift (in-place passes, one
+    new array). With q = (x*m + 2^30) >> 31 (SRDHM), the rounding divide is
+    (q + 2^(e-1) - [q < 0]) >> e; nested floor shifts combine into
+    (x*m + 2^30 + (2^(e-1) - [q < 0]) * 2^31) >> (31 + e), and q < 0 exactly when
+    x*m < -2^30, i.e. when x < t = -floor(2^30 / m) (x an integer). (x - t) >> 63 is
+    -1 there and 0 elsewhere (|x - t| < 2^32), so the correction is that shifted left
+    by 31. Every intermediate stays inside int64: |x*m| < 2^62 and the added constants
+    are below 2^62."""
+    threshold = -((1 << 30) // m)
+    fix = np.subtract(x, threshold)
+    fix >>= 63
+    fix <<= 31
+    p = np.multiply(x, m)
+    p += (1 << 30) + (1 << (e + 30))
+    p += fix
+    p >>= 31 + e
+    return p
 
 
 def _multiply_by_quantized_multiplier_generic(x: ArrayLike, multiplier: ArrayLike, shift: ArrayLike) -> np.ndarray:
