@@ -42,6 +42,19 @@ def test_fast_requantization_equals_literal_composition(xs, m, shift):
 
 
 @settings(max_examples=300)
+@given(st.integers(1, INT32_MAX), st.integers(1, 31), st.integers(-40, 40))
+def test_scalar_requantization_around_the_sign_change(m, e, around):
+    """The scalar fast form corrects the rounding where SRDHM turns negative (x*m < -2^30):
+    inputs on both sides of that threshold, and the int32 ends, against the scalar C++
+    transcriptions above."""
+    threshold = -((1 << 30) // m)
+    xs = [v for v in (threshold + around, threshold + around // 4, INT32_MIN, INT32_MAX,
+                      (1 << 30) // m + around) if INT32_MIN <= v <= INT32_MAX]
+    got = multiply_by_quantized_multiplier(np.array(xs, np.int64), m, -e).tolist()
+    assert got == [_rdbpot_scalar(_srdhm_scalar(x, m), e) for x in xs]
+
+
+@settings(max_examples=300)
 @given(st.integers(INT32_MIN, INT32_MAX), st.integers(INT32_MIN, INT32_MAX), st.integers(0, 31))
 def test_primitives_match_scalar_definitions(a, b, e):
     assert int(saturating_rounding_doubling_high_mul(a, b)) == _srdhm_scalar(a, b)
