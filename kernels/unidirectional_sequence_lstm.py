@@ -32,7 +32,7 @@ from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
-from .internal.matmul import exact_int_matmul, float32_sequential_matmul
+from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
 from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
@@ -85,6 +85,7 @@ class OpData:
     buffer_indices = (-1, -1, -1, -1)
     kind = "float32"
     rec_sums_checked = True     # check the recurrent sums' float64 exactness per step
+    rec_dtype = None            # float dtype of the exact recurrent products (None: checked float64)
 
 
 def _clamp(x, lo, hi):
@@ -249,6 +250,17 @@ class UnidirectionalSequenceLstm(Kernel):
             rec_bound = float((np.abs(data.w_rec_all).sum(axis=0) * hidden_limit).max(initial=0))
             # below 2^53 every recurrent sum is exact in float64: no run-time check per step
             data.rec_sums_checked = not rec_bound < 2.0 ** 53
+            # below 2^24 every product and partial sum is an integer float32 holds exactly
+            # (any summation order): a float32 product, fed to the requantizer as it is
+            data.rec_dtype = exact_float_dtype(rec_bound)
+            data.w_rec_exact = data.w_rec_all.astype(data.rec_dtype or np.float64)
+            # the input FCs' output stage (bias, requantisation, int16 clamp) likewise
+            input_limit = (128 if data.kind == "int8" else 32768) + abs(data.in_offset)
+            in_bound = float((np.abs(data.w_in_all).sum(axis=0) * input_limit).max(initial=0))
+            data.in_sums_checked = not in_bound < 2.0 ** 53
+            data.in_requantizer = ChannelRequantizer(
+                data.in_multipliers, data.in_shifts, data.bias_all, 0, -32768, 32767,
+                int64_accum=data.kind == "int16", acc_bound=in_bound)
             data.rec_requantizer = ChannelRequantizer(
                 data.rec_multipliers, data.rec_shifts, None, 0, -32768, 32767,
                 int64_accum=data.kind == "int16", acc_bound=rec_bound)
@@ -354,15 +366,6 @@ class UnidirectionalSequenceLstm(Kernel):
 
     # integer -------------------------------------------------------------
     @staticmethod
-    def _requantize(data, acc, multiplier, shift):
-        """FC accumulators -> the int16 gate scale (2^-12), clamped to int16."""
-        if data.kind == "int8":
-            scaled = multiply_by_quantized_multiplier(wrap_int32(acc), multiplier, shift)
-        else:
-            scaled = multiply_by_quantized_multiplier_64(acc, multiplier, shift)
-        return _clamp(scaled, -32768, 32767)
-
-    @staticmethod
     def _activate_integer(values, activation):
         if activation == ACT_SIGMOID:
             return logistic_int16(values, 0, 0)
@@ -381,13 +384,18 @@ class UnidirectionalSequenceLstm(Kernel):
         t_steps, n_batch = steps.shape[0], steps.shape[1]
         # the input FCs of all four gates for every time step at once: (T, B, 4n)
         xin = steps.reshape(t_steps * n_batch, -1).astype(np.float64) + data.in_offset
-        acc = exact_int_matmul(xin, data.w_in_all) + data.bias_all
-        gate_in = self._requantize(data, acc, data.in_multipliers, data.in_shifts)
+        sums = exact_int_matmul(xin, data.w_in_all, check=data.in_sums_checked)
+        gate_in = data.in_requantizer(sums.T).T.astype(np.int64)
         gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
         for t in range(t_steps):
-            h = hidden.astype(np.float64) + data.rec_offset
-            rec = data.rec_requantizer(
-                exact_int_matmul(h, data.w_rec_all, check=data.rec_sums_checked).T).T
+            if data.rec_dtype is None:
+                h = hidden.astype(np.float64) + data.rec_offset
+                rec = data.rec_requantizer(
+                    exact_int_matmul(h, data.w_rec_all, check=data.rec_sums_checked).T).T
+            else:
+                h = hidden.astype(data.rec_dtype)
+                h += data.rec_offset
+                rec = data.rec_requantizer((h @ data.w_rec_exact).T).T
             pre = _clamp(gate_in[t] + rec, -32768, 32767)
             sig = apply_int16_table(data.sigmoid_table, pre)   # (cell gate columns unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]
