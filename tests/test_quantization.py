@@ -108,3 +108,33 @@ def test_channel_requantizer_equals_the_literal_output_stage(channels, seed, wit
     assert got.tolist() == want.tolist()
     if small:
         assert req.float64 is not None
+
+
+@settings(max_examples=200)
+@given(st.integers(1, 8), st.integers(0, 2**32 - 1), st.booleans(), st.integers(-128, 127),
+       st.integers(0, 3), st.sampled_from(["float32", "float64", "int64"]))
+def test_channel_requantizer_clamp_at_or_above_the_offset(channels, seed, with_bias, offset,
+                                                          above, dtype):
+    """act_min >= the output offset (ReLU / ReLU6 ranges) lets the requantizer skip the
+    negative-rounding correction: every accumulator around each channel's sign change of
+    the high-mul (and random ones) against the literal gemmlowp composition."""
+    from kernels.internal.quantization import ChannelRequantizer, quantize_multiplier_array
+    rng = np.random.default_rng(seed)
+    bound = 2**20 if dtype == "float32" else 2**30
+    real = rng.uniform(1e-4, 0.9, channels)
+    mult, shift = quantize_multiplier_array(real)
+    bias = rng.integers(-2**12, 2**12, channels) if with_bias else None
+    act_min = min(offset + above, 127)
+    acc = rng.integers(-bound, bound, (channels, 600))
+    for ch in range(channels):
+        b = 0 if bias is None else int(bias[ch])
+        turn = -((1 << 30) // int(mult[ch])) - b           # high-mul < 0 below this accumulator
+        around = np.arange(turn - 250, turn + 250)
+        acc[ch, :500] = np.clip(around, -bound, bound)
+    req = ChannelRequantizer(mult, shift, bias, offset, act_min, 127, False, bound)
+    got = np.asarray(req(acc.astype(dtype))).astype(np.int64)
+    x = acc + (0 if bias is None else bias[:, None])
+    want = _multiply_by_quantized_multiplier_generic(
+        wrap_int32(x), mult[:, None].astype(np.int64), shift[:, None].astype(np.int64))
+    want = np.clip(want + offset, act_min, 127)
+    assert got.tolist() == want.tolist()

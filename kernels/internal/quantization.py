@@ -390,6 +390,12 @@ class ChannelRequantizer:
                 / 2.0 ** float(total_shift.min(initial=62)) + 2 >= 2.0 ** 31)
             self.offset = offset
             return
+        # Where the high-mul result is negative, the true rounding and the one without the
+        # sign correction both give at most the output offset: (p + 2^(r-1) 2^31) >> (31+r)
+        # <= 0 for p < 0, and RoundingDivideByPOT of a negative value is <= 0. When the
+        # clamp's lower bound is at least the offset (ReLU, ReLU6: act_min = offset), both
+        # clamp to act_min there, so the correction changes nothing and is skipped.
+        self.fix_matters = self.act_min < offset
         left = np.maximum(shift, 0)
         right = np.maximum(-shift, 0)
         if np.any(right > 31):
@@ -444,9 +450,16 @@ class ChannelRequantizer:
         mi = self.mult.reshape(-1)
         t = np.where(mi != 0, -(base // np.where(mi != 0, mi, 1)), 0).astype(np.float64)
         t[mi == 0] = -np.inf                          # ceil(-base / m); none when m == 0
+        # every accumulator is within +-acc_bound, so a threshold beyond it is moved to
+        # +-(acc_bound + 1) (same comparisons); below 2^24 it is then exact in float32,
+        # which compares with float32 accumulators without a conversion
+        limit = float(acc_bound) + 1.0
+        t = np.clip(t, -limit, limit)
+        t32 = t.astype(np.float32) if limit <= float(1 << 24) else None
         col = (-1, 1)
         self.float64 = (k.reshape(col), c.reshape(col), d.reshape(col), t.reshape(col),
-                        bool(np.any(d)))
+                        bool(np.any(d)) and self.fix_matters,
+                        None if t32 is None else t32.reshape(col))
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
@@ -457,8 +470,10 @@ class ChannelRequantizer:
         acc = np.asarray(acc)
         channels = acc.shape[0]
         if self.float64 is not None and not self.int64_accum:
-            k, c, d, threshold, any_fix = self.float64
+            k, c, d, threshold, any_fix, threshold32 = self.float64
             x = acc.reshape(channels, -1)
+            if threshold32 is not None and x.dtype == np.float32:
+                threshold = threshold32
             transposed = x.ndim == 2 and x.strides[0] < x.strides[1]
             t = work_buffer("requant", x.shape, np.float64, transposed)
             np.multiply(x, k, out=t)
@@ -494,9 +509,10 @@ class ChannelRequantizer:
                     x = wrap_int32(x << self.left)
                 p = x * self.mult
             p += self.base
-            neg = p >> 63            # -1 where the high-mul result is negative
-            neg &= self.neg_fix      # 2^31 there when a rounding shift follows
-            p -= neg
+            if self.fix_matters:
+                neg = p >> 63            # -1 where the high-mul result is negative
+                neg &= self.neg_fix      # 2^31 there when a rounding shift follows
+                p -= neg
             p += self.half
             p >>= self.shift
         if self.offset:
