@@ -20,7 +20,8 @@ from .internal.sample_rows import same_shape_rows
 from .internal.libm_float import expf
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
-from .internal.quantization import (calculate_input_radius, count_leading_zeros_u32, exp_on_negative_values,
+from .internal.quantization import (calculate_input_radius, clip_into, count_leading_zeros_u32,
+                           exp_on_negative_values,
                            get_reciprocal, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_greater_than_one, quantize_multiplier,
                            rounding_divide_by_pot, saturating_rounding_doubling_high_mul, wrap_int32)
@@ -194,17 +195,19 @@ class Softmax(Kernel):
         if sum_of_exps.size == 1:
             # one row: the reciprocal on Python ints (same helpers, scalar path)
             scale, over = get_reciprocal(int(sum_of_exps[0, 0]), _ACCUMULATION_INTEGER_BITS)
-            shifted_scale, bits_over_unit = np.int64(scale), np.int64(over)
+            shifted_scale, exponent = np.int64(scale), int(over) + 31 - bits
+            out_of_range = not 0 <= exponent <= 31
         else:
             shifted_scale, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
-        exponent = bits_over_unit + 31 - bits
-        if np.any((exponent < 0) | (exponent > 31)):
+            exponent = bits_over_unit + 31 - bits
+            out_of_range = bool(((exponent < 0) | (exponent > 31)).any())
+        if out_of_range:
             raise ctx.error(f"a row's sum of exponentials is too large for an {bits}-bit output "
                             "(TFLM aborts: an int8 output needs the sum below 512, i.e. fewer than 512 "
                             "values near the row maximum)")
         unsaturated = rounding_divide_by_pot(
             saturating_rounding_doubling_high_mul(shifted_scale, exps), exponent)
-        result = np.clip(unsaturated + out_min, out_min, out_max)
+        result = clip_into(unsaturated + out_min, out_min, out_max)
         return np.where(used, result, out_min)
 
     @staticmethod
