@@ -390,7 +390,8 @@ class Conv2D(Kernel):
 
 def conv_accumulators(data, x: np.ndarray, dtype, mat: np.ndarray) -> np.ndarray:
     """Exact integer sums of filter x (input - offset) over every window, channels first:
-    shape (out_depth, batches * out_h * out_w), in the float ``dtype`` (exact)."""
+    shape (out_depth, batches * out_h * out_w), in the float ``dtype`` (exact); without
+    groups a transposed view (the channels innermost in memory)."""
     (batches, in_h, in_w, in_depth, filter_h, filter_w, out_depth, out_h, out_w,
      sh, sw, dh, dw, groups, filter_depth) = data.geometry
     n = batches * out_h * out_w
@@ -406,7 +407,9 @@ def conv_accumulators(data, x: np.ndarray, dtype, mat: np.ndarray) -> np.ndarray
         cols = window_view(buf, out_h, out_w, filter_h, filter_w, sh, sw, dh, dw)
         cols = cols.reshape(n, filter_h * filter_w * in_depth)
     if groups == 1:
-        return mat @ cols.T
+        # computed as (n, out_depth) and returned transposed: the requantizer keeps that
+        # layout, so the NHWC output is written without a transposing copy
+        return (cols @ mat.T).T
     cols = cols.reshape(n, filter_h, filter_w, groups, filter_depth)
     cols = cols.transpose(3, 0, 1, 2, 4).reshape(groups, n, -1)
     return np.matmul(mat, cols.transpose(0, 2, 1)).reshape(out_depth, n)
