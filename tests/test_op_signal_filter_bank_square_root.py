@@ -32,3 +32,24 @@ def test_square_root_edges(oracle):
             (1 << 62) + 12345, 65535 ** 2, 65536 ** 2 - 1]
     x = np.array(vals, np.uint64)
     compare_invokes(oracle, sqrt_model(x.size, 0), [[x]], context="sqrt edges")
+
+
+def test_root_at_squares_and_rounding_thresholds():
+    """sqrt64 (float root + exact integer correction) against Python's math.isqrt and the
+    documented rounding (up when the remainder exceeds the root, except at 0xFFFF for
+    values below 2^32 and 0xFFFFFFFF above), on both sides of every kind of boundary."""
+    import math
+    from kernels.signal.filter_bank_square_root import sqrt64
+    roots = [1, 2, 3, 255, 256, 4095, 65534, 65535, 65536, 2**20 + 7, 2**31 - 1, 2**31,
+             2**32 - 2, 2**32 - 1]
+    values = {1, 2, 3, 2**32 - 1, 2**32, 2**32 + 1, 2**64 - 1, 2**64 - 2}
+    for r in roots:
+        for base in (r * r, r * r + r):
+            values.update(v for v in range(base - 3, base + 4) if 0 <= v < 2**64)
+    values = sorted(values)
+    got = sqrt64(np.array(values, dtype=np.uint64)).tolist()
+    for v, g in zip(values, got):
+        root = math.isqrt(v)
+        cap = 0xFFFF if v < 2**32 else 0xFFFFFFFF
+        want = root + 1 if v - root * root > root and root != cap else root
+        assert g == want, (v, g, want)

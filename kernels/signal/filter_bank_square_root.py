@@ -10,27 +10,29 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import Kernel, register
-from ..internal.signal_common import INT32, msb32, msb64, sample_shape, type_name, vector_rows
+from ..internal.signal_common import INT32, sample_shape, type_name, vector_rows
 from ..internal.tensor_utils import TensorType
 
 
-def _digit_sqrt(num, msb, width, cap):
-    """The digit-by-digit root on uint64 arrays of nonzero ``num`` (width 32 or 64)."""
+def _rounded_root(num: np.ndarray, cap: int) -> np.ndarray:
+    """TFLM's digit-by-digit root of nonzero uint64 ``num`` and its final rounding.
+
+    The digit-by-digit loop starts at the largest power of four <= num (the bit TFLM
+    derives from the most significant bit), so it ends with the classic result: the
+    floor root r = isqrt(num) and the remainder num - r^2. Here r comes from float64:
+    sqrt(float64(num)) is within sqrt(num) 2^-54 + one rounding of the true root (< 2^-19
+    for num < 2^64), so its floor is isqrt(num) or one off, fixed by one exact integer
+    step each way (r < 2^32, so r^2 and the checks stay inside uint64). Then TFLM rounds
+    up when the remainder exceeds r, except at ``cap``."""
     num = num.astype(np.uint64)
-    max_bit = (width - msb.astype(np.int64)) | 1
-    shift = (width - 1) - max_bit
-    bit = np.left_shift(np.uint64(1), shift.astype(np.uint64))
-    iterations = shift // 2 + 1
-    res = np.zeros(num.shape, np.uint64)
-    for k in range(int(iterations.max(initial=0))):
-        active = k < iterations
-        trial = res + bit
-        take = active & (num >= trial)
-        num = np.where(take, num - trial, num)
-        res = np.where(active, np.where(take, (res >> np.uint64(1)) + bit, res >> np.uint64(1)), res)
-        bit = np.where(active, bit >> np.uint64(2), bit)
-    res = np.where((num > res) & (res != np.uint64(cap)), res + np.uint64(1), res)
-    return res
+    one = np.uint64(1)
+    root = np.minimum(np.floor(np.sqrt(num.astype(np.float64))), float(0xFFFFFFFF)).astype(np.uint64)
+    root -= (root * root > num).astype(np.uint64)
+    up = root + one
+    root += ((root < np.uint64(0xFFFFFFFF)) & (up * up <= num)).astype(np.uint64)
+    remainder = num - root * root
+    root += ((remainder > root) & (root != np.uint64(cap))).astype(np.uint64)
+    return root
 
 
 def sqrt64(x: np.ndarray) -> np.ndarray:
@@ -40,10 +42,10 @@ def sqrt64(x: np.ndarray) -> np.ndarray:
     small = (x >> np.uint64(32)) == 0
     nz = small & (x != 0)
     if nz.any():
-        out[nz] = _digit_sqrt(x[nz], msb32(x[nz]), 32, 0xFFFF)
+        out[nz] = _rounded_root(x[nz], 0xFFFF)
     big = ~small
     if big.any():
-        out[big] = _digit_sqrt(x[big], msb64(x[big]), 64, 0xFFFFFFFF)
+        out[big] = _rounded_root(x[big], 0xFFFFFFFF)
     return out
 
 
