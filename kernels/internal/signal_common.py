@@ -87,12 +87,18 @@ def wrap_int32_scalar(v: int) -> int:
 
 
 def wrap16(x: np.ndarray) -> np.ndarray:
-    """C conversion of an integer array to int16 (two's complement wrap), kept int64."""
+    """C conversion of an integer array to int16 (two's complement wrap), kept int64.
+    numpy's integer narrowing casts keep the low bits (C's conversion on two's
+    complement), in two passes instead of three."""
+    if isinstance(x, (np.ndarray, np.integer)):
+        return x.astype(np.int16).astype(np.int64)
     return ((x + 32768) & 0xFFFF) - 32768
 
 
 def wrap32(x: np.ndarray) -> np.ndarray:
-    """C conversion to int32 (two's complement wrap), kept int64."""
+    """C conversion to int32 (two's complement wrap), kept int64 (see :func:`wrap16`)."""
+    if isinstance(x, (np.ndarray, np.integer)):
+        return x.astype(np.int32).astype(np.int64)
     return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
