@@ -18,3 +18,14 @@ def test_wraps_are_twos_complement_conversions(values):
     assert wrap32(x).tolist() == want32 and wrap32(x).dtype == np.int64
     assert [int(wrap16(np.int64(v))) for v in x.tolist()] == want16
     assert [wrap16(v) for v in x.tolist()] == want16
+
+
+@given(st.lists(st.integers(0, (1 << 64) - 1), min_size=1, max_size=50))
+def test_bit_length_is_pythons(values):
+    """bit_length (float exponent + correction) equals int.bit_length, including the values
+    just below powers of two that float64 rounds up."""
+    from kernels.internal.signal_common import bit_length
+    edges = [0, 1, 2, 3] + [(1 << k) + d for k in range(1, 64) for d in (-1, 0, 1)]
+    edges += [(1 << 64) - 1, (1 << 64) - 2, (1 << 64) - 1025]
+    x = np.array(values + edges, dtype=np.uint64)
+    assert bit_length(x, 64).tolist() == [v.bit_length() for v in x.tolist()]

@@ -103,16 +103,18 @@ def wrap32(x: np.ndarray) -> np.ndarray:
 
 
 def bit_length(x: np.ndarray, bits: int) -> np.ndarray:
-    """Bit length of unsigned integers (0 for 0), exact for up to 64 bits."""
+    """Bit length of unsigned integers (0 for 0), exact for up to 64 bits.
+
+    From float64's exponent: frexp gives the bit length exactly below 2^53; above, the
+    conversion may round up to the next power of two (one too many, never too few), which
+    the check ``x >> (n - 1) == 0`` undoes."""
     x = np.asarray(x).astype(np.uint64)
-    n = np.zeros(x.shape, np.int64)
-    step = bits // 2
-    while step:
-        high = (x >> np.uint64(step)) != 0
-        n = np.where(high, n + step, n)
-        x = np.where(high, x >> np.uint64(step), x)
-        step //= 2
-    return n + (x != 0)
+    n = np.frexp(x.astype(np.float64))[1].astype(np.int64)
+    np.minimum(n, 64, out=n)
+    over = (x >> np.maximum(n - 1, 0).astype(np.uint64)) == 0
+    over &= n > 0
+    n -= over
+    return n
 
 
 def sample_shape(ctx, shape) -> tuple:
