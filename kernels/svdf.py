@@ -22,8 +22,8 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.libm_float import activation_value_float
-from .internal.matmul import exact_int_matmul, float32_sequential_matmul
-from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
+from .internal.matmul import float32_sequential_matmul
+from .internal.quantization import clip_into, multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 
 INPUT, WEIGHTS_FEATURE, WEIGHTS_TIME, BIAS, ACTIVATION_STATE = range(5)
@@ -193,6 +193,13 @@ class Svdf(Kernel):
             largest_time = float(np.abs(data.weights_time).sum(axis=1).max(initial=0)) * largest_state
             data.weights_time_f64 = (data.weights_time.astype(np.float64)
                                      if largest_time < 2.0 ** 53 else None)
+            # the per-filter int32 scratch and the per-unit sums (+ bias) cannot wrap when
+            # rank x the largest time sum + the largest |bias| stays below 2^31
+            largest_bias = float(np.abs(data.bias).max(initial=0))
+            data.time_may_wrap = largest_time * data.rank + largest_bias >= 2.0 ** 31
+            # feature sums below 2^24 are exact in float32 (any summation order)
+            data.feature_dtype = np.float32 if largest_dot < 2.0 ** 24 else np.float64
+            data.weights_feature_exact = data.weights_feature.astype(data.feature_dtype)
             # all memory slots but the newest, summed per filter (a uniform state's share)
             data.weights_time_head = data.weights_time[:, :-1].sum(axis=1)
             data.weights_time_last = data.weights_time[:, -1]
@@ -226,13 +233,14 @@ class Svdf(Kernel):
             self._invoke_int8(data, x.reshape(b, -1), mem, out, uniform)
 
     def _invoke_int8(self, data, x, mem, out, uniform=None):
-        xin = x.astype(np.float64) - data.input_zero_point
-        dot = exact_int_matmul(xin, data.weights_feature, check=False)          # (b, f)
+        xin = x.astype(data.feature_dtype)
+        xin -= data.input_zero_point
+        dot = (xin @ data.weights_feature_exact).astype(np.int64)                 # (b, f)
         if data.feature_may_wrap:
             dot = wrap_int32(dot)
         dot = multiply_by_quantized_multiplier(dot, data.effective_scale_1_a,
                                                data.effective_scale_1_b)
-        dot = np.minimum(np.maximum(dot, data.state_min), data.state_max)
+        clip_into(dot, data.state_min, data.state_max, out=dot)
         dot += data.activation_state_zero_point
         newest = mem[:, :, -1]
         np.copyto(newest, dot, casting="unsafe")        # C conversion to the state type wraps
@@ -247,14 +255,19 @@ class Svdf(Kernel):
             # sum over m of (slot - zp) x weight, with every slot but the newest = uniform
             sums = (newest.astype(np.int64) - zero_point) * data.weights_time_last
             sums += (uniform - zero_point) * data.weights_time_head
-        scratch = wrap_int32(sums)
-        units = scratch.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
-        acc = wrap_int32(units + data.bias)
+        scratch = wrap_int32(sums) if data.time_may_wrap else sums
+        if data.rank == 1:
+            units = scratch.reshape(data.batch_size, data.num_units)
+        else:
+            units = scratch.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
+        acc = units + data.bias
+        if data.time_may_wrap:
+            acc = wrap_int32(acc)
         acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,
                                                data.effective_scale_2_b)
         acc += data.output_zero_point
-        np.copyto(out.reshape(data.batch_size, data.num_units),
-                  np.minimum(np.maximum(acc, -128), 127), casting="unsafe")
+        clip_into(acc, -128, 127, out=acc)
+        np.copyto(out.reshape(data.batch_size, data.num_units), acc, casting="unsafe")
 
     def _invoke_float(self, data, x, mem, out):
         mem[:, :, -1] = float32_sequential_matmul(x, data.weights_feature)
