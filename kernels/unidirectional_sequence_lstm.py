@@ -208,8 +208,15 @@ class UnidirectionalSequenceLstm(Kernel):
             raise ctx.error(f"Cell state type {type_name(cell.type)} ({cell.type}) not supported. "
                             "The quantized Unidirectional Sequence LSTM Op only support int16 "
                             "cell state")
-        data.buffer_indices = tuple(ctx.request_scratch(n_batch * n_state * cell_size)
-                                    for _ in range(4))
+        self._request_buffers(ctx, data, t, cell_size)
+
+    def _request_buffers(self, ctx, data, tensors, cell_size: int) -> None:
+        """The scratch buffers of one batch x state each (``cell_size`` bytes per value):
+        TFLM's reference kernel asks for four. (Kernel variants that allocate more at
+        the end of prepare override this; ``tensors`` are the node's input tensors.)"""
+        data.buffer_indices = tuple(
+            ctx.request_scratch(data.batch_size * data.state_dimension * cell_size)
+            for _ in range(4))
 
     def _prepare_float(self, ctx, data, t):
         for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES + (INPUT, HIDDEN_STATE):

@@ -12,4 +12,12 @@ from typing import Dict, Tuple
 
 CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
     # one block per kernel module, kept in alphabetical order of the module
+    # ---- unidirectional_sequence_lstm.cc
+    "cmsis_nn.unidirectional_sequence_lstm.OpData": (
+        912, 8, "params_ref OpDataLSTM 688 (as the reference kernel's: no enum member "
+        "changes size with short enums), params_cmsis_nn cmsis_nn_lstm_params {time_major..output_offset "
+        "15x4, forget/input/cell/output gate 4x cmsis_nn_lstm_gate {input_multiplier, input_shift, "
+        "input_weights, input_effective_bias, hidden_multiplier, hidden_shift, hidden_weights, "
+        "hidden_effective_bias, bias 9x4, activation_type 1 (short enum), pad 3} 4x40} 220, pad 4 to the "
+        "8-byte alignment of OpDataLSTM's int64 members"),
 }
