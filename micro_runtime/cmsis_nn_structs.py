@@ -12,6 +12,11 @@ from typing import Dict, Tuple
 
 CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
     # one block per kernel module, kept in alphabetical order of the module
+    # ---- svdf.cc
+    "cmsis_nn.svdf.CmsisNnOpDataSvdf": (
+        40, 4, "effective_scale_1_a, effective_scale_2_a, effective_scale_1_b, effective_scale_2_b, "
+        "scratch_tensor_index, scratch_output_tensor_index, input/output/activation_state_zero_point "
+        "9x4 (KERNELS_OPTIMIZED_FOR_SPEED: no scratch_weight_tensor_index), kernel_sums 4 (ptr)"),
     # ---- unidirectional_sequence_lstm.cc
     "cmsis_nn.unidirectional_sequence_lstm.OpData": (
         912, 8, "params_ref OpDataLSTM 688 (as the reference kernel's: no enum member "

@@ -32,16 +32,18 @@ MAX_COL_COUNT = 512
 
 
 def vector_sum_s8(weights: np.ndarray, lhs_offset: int,
-                  bias: Optional[np.ndarray] = None) -> np.ndarray:
-    """``arm_vector_sum_s8`` with rhs_offset 0: for each row of ``weights`` (rows,
-    cols; int8 values), ``bias[row] + lhs_offset * sum(row)`` with int32 wrap-around;
-    int64 array of int32 values. A zero ``lhs_offset`` leaves the bias (or zeros)."""
+                  bias: Optional[np.ndarray] = None, rhs_offset: int = 0) -> np.ndarray:
+    """``arm_vector_sum_s8``: for each row of ``weights`` (rows, cols; int8 values),
+    ``bias[row] + lhs_offset * (sum(row) + cols * rhs_offset)`` with int32
+    wrap-around; int64 array of int32 values. A zero ``lhs_offset`` leaves the bias (or
+    zeros)."""
     rows = weights.shape[0]
     base = (np.zeros(rows, np.int64) if bias is None
             else np.asarray(bias, np.int64).reshape(-1))
     if not lhs_offset:
         return wrap_int32(base)
-    sums = wrap_int32(np.asarray(weights, np.int64).reshape(rows, -1).sum(axis=1))
+    matrix = np.asarray(weights, np.int64).reshape(rows, -1)
+    sums = wrap_int32(matrix.sum(axis=1) + matrix.shape[1] * int(rhs_offset))
     return wrap_int32(base + wrap_int32(sums * int(lhs_offset)))
 
 
