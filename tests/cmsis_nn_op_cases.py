@@ -1,0 +1,145 @@
+"""Seeded single-op models for the CMSIS-NN kernel variants of UNIDIRECTIONAL_SEQUENCE_LSTM,
+SVDF, TRANSPOSE_CONV, BATCH_MATMUL, MAXIMUM / MINIMUM, PAD and TRANSPOSE: random shapes
+and quantisation, with the edge cases where CMSIS-NN's arithmetic or allocations part
+from the reference kernels (non-zero state zero points, saturating recurrent terms,
+int16 dot products longer than CMSIS-NN's 512-column fast path, non-TANH cell gates,
+MVE-only buffers ...).
+
+``generate(op, count, seed)`` returns ``[(name, model bytes, [input arrays])]``, the same
+for the same arguments. tests/record_cmsis_nn_cases.py writes them with the Cortex-M
+oracle's figures into tests/data/cmsis_nn_cases/; the tests read the stored models, so
+changing a generator here changes nothing until the cases are recorded again.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+
+from tests.helpers import TensorDef, single_op_model
+from tests.test_op_svdf import svdf_model
+from tests.test_op_unidirectional_sequence_lstm import Spec, input_generator, lstm_model, rng_gen
+
+Case = Tuple[str, bytes, List[np.ndarray]]
+
+TANH = 4
+
+
+def _f32(x: float) -> float:
+    return float(np.float32(x))
+
+
+def _log_uniform(rng, lo: float, hi: float) -> float:
+    return _f32(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+
+
+# ------------------------------------------------------------------------- LSTM
+def _lstm_quantization(rng, kind: str, n_input: int, n_state: int, recurrent_boost: float):
+    """Scales putting the gate sums mostly inside the Q3.12 range; ``recurrent_boost``
+    > 1 makes the recurrent term saturate int16 on its own."""
+    spread = lambda: 2.0 ** rng.uniform(-3.0, 1.0)
+    if kind == "int8":
+        s_in, zp_in = _log_uniform(rng, 2e-3, 0.2), int(rng.integers(-128, 128))
+        x_typical = 100.0
+        s_h = _f32(2.0 ** rng.uniform(-8.0, -5.0))
+        zp_h = int(rng.choice([0, int(rng.integers(-128, 128))]))
+        h_typical = min(0.5 / s_h, 100.0)
+    else:
+        s_in, zp_in = _log_uniform(rng, 1e-4, 1e-2), 0
+        x_typical = 19000.0
+        s_h = _f32(2.0 ** rng.uniform(-15.0, -12.0))
+        zp_h = 0
+        h_typical = min(0.5 / s_h, 19000.0)
+    s_w_in = [_f32(3.0 * spread() / (s_in * 74.0 * x_typical * np.sqrt(n_input)))
+              for _ in range(4)]
+    s_w_rec = [_f32(3.0 * spread() * recurrent_boost / (s_h * 74.0 * h_typical * np.sqrt(n_state)))
+               for _ in range(4)]
+    bias_range = [int(min(2.0 / (s_in * w), 2 ** 30)) for w in s_w_in]
+    if rng.random() < 0.5:
+        s_cell = 2.0 ** -int(rng.integers(8, 16))
+    else:
+        s_cell = _log_uniform(rng, 2.0 ** -15, 2.0 ** -8)
+    return dict(s_in=s_in, zp_in=zp_in, s_h=s_h, zp_h=zp_h, s_w_in=s_w_in, s_w_rec=s_w_rec,
+                bias_range=bias_range, s_cell=s_cell)
+
+
+def lstm_case(rng, index: int) -> Tuple[str, bytes, List[np.ndarray]]:
+    kinds = ("int8", "int8", "int16", "int8", "int16", "float32")
+    kind = kinds[index % len(kinds)]
+    time_major = bool(rng.integers(0, 2))
+    batch, steps = int(rng.integers(1, 4)), int(rng.integers(1, 7))
+    n_input, n_state = int(rng.integers(1, 13)), int(rng.integers(1, 13))
+    if kind == "int16" and index % 4 == 2:
+        n_input = int(rng.integers(513, 600))      # past CMSIS-NN's 32-bit fast path
+    activation = TANH if rng.random() < 0.7 else int(rng.choice([0, 1, 3, 6]))
+    cell_clip = 0.0 if rng.random() < 0.5 else _f32(rng.uniform(0.05, 20.0))
+    boost = 1.0 if rng.random() < 0.6 else 40.0
+    q = _lstm_quantization(rng, kind, n_input, n_state, boost) if kind != "float32" else None
+    spec = Spec(kind, batch, steps, n_input, n_state, time_major, activation, cell_clip,
+                int(kind == "int8" and rng.random() < 0.3), q)
+    gen = rng_gen(rng)
+    model = lstm_model(spec, gen)
+    x = input_generator(spec, gen)()
+    name = (f"lstm_{index:02d}_{kind}_{'tm' if time_major else 'bm'}_b{batch}_t{steps}"
+            f"_i{n_input}_s{n_state}_act{activation}")
+    return name, model, [x]
+
+
+def trained_lstm_layer(rng) -> Tuple[bytes, np.ndarray]:
+    """The layer of tests/data/trained_lstm_int8.tflite (28 x 28 inputs, 20 cells)."""
+    q = dict(s_in=0.00392157, zp_in=-128, s_h=0.00781679, zp_h=0,
+             s_w_in=[0.01177761, 0.00936705, 0.00740102, 0.00898651],
+             s_w_rec=[0.00822722, 0.00494504, 0.00578341, 0.00928544],
+             bias_range=[20000] * 4, s_cell=2.0 ** -12)
+    spec = Spec("int8", 1, 28, 28, 20, False, TANH, 10.0, 1, q)
+    gen = rng_gen(rng)
+    return lstm_model(spec, gen), input_generator(spec, gen)()
+
+
+# ------------------------------------------------------------------------- SVDF
+def _svdf_quantization(rng, kind: str, input_size: int, memory: int, rank: int):
+    spread = lambda: 2.0 ** rng.uniform(-3.0, 2.0)
+    s_in, s_wf = _log_uniform(rng, 1e-3, 0.5), _log_uniform(rng, 1e-3, 0.05)
+    typical_dot = 100.0 * 74.0 * np.sqrt(input_size)
+    if kind == "int8_state16":
+        state_max, wt_typical = 32767, 19000.0
+        zp_state = 0
+        s_wt = _log_uniform(rng, 1e-5, 5e-3)
+    else:
+        state_max, wt_typical = 127, 74.0
+        zp_state = int(rng.integers(-128, 128))
+        s_wt = _log_uniform(rng, 1e-3, 0.05)
+    target_state = state_max / 4 * spread()
+    s_state = _f32(s_in * s_wf * typical_dot / target_state)
+    typical_acc = wt_typical * min(target_state, state_max) * np.sqrt(memory * rank)
+    s_out = _f32(s_state * s_wt * typical_acc / (64 * spread()))
+    q = (s_in, int(rng.integers(-128, 128)), s_wf, s_state, zp_state, s_wt, s_out,
+         int(rng.integers(-128, 128)))
+    return q, int(min(typical_acc, 2 ** 30))
+
+
+def svdf_case(rng, index: int) -> Case:
+    kinds = ("int8_state16", "int8_state8", "int8_state16", "int8_state8", "float32")
+    kind = kinds[index % len(kinds)]
+    batch, input_size = int(rng.integers(1, 5)), int(rng.integers(1, 25))
+    units, rank, memory = int(rng.integers(1, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 9))
+    activation = int(rng.integers(0, 6))
+    q, bias_range = (_svdf_quantization(rng, kind, input_size, memory, rank)
+                     if kind != "float32" else (None, 0))
+    model, make_input = svdf_model(kind, batch, input_size, units, rank, memory, rng=rng,
+                                   activation=activation, q=q, bias_range=bias_range)
+    name = f"svdf_{index:02d}_{kind}_b{batch}_i{input_size}_u{units}_r{rank}_m{memory}"
+    return name, model, [make_input()]
+
+
+#: op module name -> case builder (rng, index) -> (name, model, inputs)
+BUILDERS: Dict[str, Callable] = {
+    "unidirectional_sequence_lstm": lstm_case,
+    "svdf": svdf_case,
+}
+
+
+def generate(op: str, count: int, seed: int) -> List[Case]:
+    """``count`` cases of ``op`` (a key of :data:`BUILDERS`) from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [BUILDERS[op](rng, i) for i in range(count)]
