@@ -17,6 +17,13 @@ CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
         40, 4, "effective_scale_1_a, effective_scale_2_a, effective_scale_1_b, effective_scale_2_b, "
         "scratch_tensor_index, scratch_output_tensor_index, input/output/activation_state_zero_point "
         "9x4 (KERNELS_OPTIMIZED_FOR_SPEED: no scratch_weight_tensor_index), kernel_sums 4 (ptr)"),
+    # ---- transpose_conv.cc
+    "cmsis_nn.transpose_conv.OpData": (
+        84, 4, "params ConvParams 64 (the reference kernel's: padding_type 1 (enum class : uint8_t), pad 1, "
+        "padding_values 5x2 + pad 2, stride..dilation 4x2, input/weights/output_offset 3x4, "
+        "output_multiplier, output_shift, quantized_activation_min/max, float_activation_min/max 6x4), "
+        "scratch_buffer_index, scratch_buffer_output_index, bias_converted_buffer_index 3x4, "
+        "per_channel_output_multiplier/shift 2x4 (ptr)"),
     # ---- unidirectional_sequence_lstm.cc
     "cmsis_nn.unidirectional_sequence_lstm.OpData": (
         912, 8, "params_ref OpDataLSTM 688 (as the reference kernel's: no enum member "

@@ -132,10 +132,87 @@ def svdf_case(rng, index: int) -> Case:
     return name, model, [make_input()]
 
 
+# ------------------------------------------------------------------ TRANSPOSE_CONV
+PADDING_SAME, PADDING_VALID = 0, 1
+
+
+def transpose_conv_case(rng, index: int) -> Case:
+    """int8 through CMSIS-NN's ring buffer (few input channels, any stride) or its
+    reverse convolution (> 16 channels, strides <= 2), int16 (bias int64 / int16 /
+    none), float32; fused activations (ignored by the quantized CMSIS-NN paths);
+    occasionally an output size that is not the padding's natural one."""
+    kinds = ("int8", "int8_wide", "int8", "int16", "int8", "float32", "int16_int16_bias", "int8_wide")
+    kind = kinds[index % len(kinds)]
+    batches = int(rng.integers(1, 3))
+    in_h, in_w = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+    kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    if kind == "int8_wide":
+        sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        in_c = int(rng.integers(17, 40))
+    else:
+        sh, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        in_c = int(rng.integers(1, 17))
+    out_c = int(rng.integers(1, 9))
+    pad = int(rng.integers(0, 2))
+
+    def natural(size, k, s):
+        return size * s if pad == PADDING_SAME else (size - 1) * s + k
+    out_h, out_w = natural(in_h, kh, sh), natural(in_w, kw, sw)
+    if rng.random() < 0.15:
+        out_h = int(rng.integers(1, in_h * sh + kh + 1))
+    act = int(rng.choice([0, 0, 1, 3]))
+    options = dict(padding=pad, stride_w=sw, stride_h=sh, fused_activation_function=act)
+    x_shape, w_shape = (batches, in_h, in_w, in_c), (out_c, kh, kw, in_c)
+    o_shape = (batches, out_h, out_w, out_c)
+    shape_t = TensorDef((4,), "INT32", data=np.array(o_shape, np.int32))
+    name = (f"tconv_{index:02d}_{kind}_b{batches}_in{in_h}x{in_w}x{in_c}_k{kh}x{kw}_s{sh}x{sw}"
+            f"_{'same' if pad == PADDING_SAME else 'valid'}_out{out_h}x{out_w}x{out_c}_act{act}")
+    if kind == "float32":
+        w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+        inputs = [shape_t, TensorDef(w_shape, "FLOAT32", data=w), TensorDef(x_shape, "FLOAT32")]
+        if rng.random() < 0.7:
+            inputs.append(TensorDef((out_c,), "FLOAT32",
+                                    data=rng.uniform(-1, 1, out_c).astype(np.float32)))
+        model = single_op_model("TRANSPOSE_CONV", inputs, [TensorDef(o_shape, "FLOAT32")], **options)
+        return name, model, [rng.uniform(-3, 3, x_shape).astype(np.float32)]
+    io = "int16" if kind.startswith("int16") else "int8"
+    info = np.iinfo(io)
+    in_zp = int(rng.integers(-128, 128)) if io == "int8" else 0
+    out_zp = int(rng.integers(-128, 128)) if io == "int8" else 0
+    in_scale = _log_uniform(rng, 1e-3, 0.1) if io == "int8" else _log_uniform(rng, 1e-4, 1e-2)
+    per_channel = rng.random() < 0.7
+    fscales = [_log_uniform(rng, 1e-3, 0.05) for _ in range(out_c if per_channel else 1)]
+    taps = max(1, -(-kh // sh)) * max(1, -(-kw // sw)) * in_c
+    typical = (100.0 if io == "int8" else 19000.0) * 74.0 * np.sqrt(taps)
+    out_scale = _f32(in_scale * float(np.mean(fscales)) * typical
+                     / ((32.0 if io == "int8" else 8000.0) * 2.0 ** rng.uniform(-2, 2)))
+    fq = (np.array(fscales, np.float32), np.zeros(len(fscales), np.int64), 0) if per_channel \
+        else (fscales[0], 0)
+    inputs = [shape_t, TensorDef(w_shape, "INT8", data=rng.integers(-127, 128, w_shape).astype(np.int8),
+                                 quant=fq),
+              TensorDef(x_shape, io.upper(), quant=(in_scale, in_zp))]
+    bias_scales = np.array([_f32(in_scale * f) for f in fscales], np.float32)
+    bq = (bias_scales, np.zeros(len(fscales), np.int64), 0) if per_channel else (float(bias_scales[0]), 0)
+    if kind == "int16":
+        inputs.append(TensorDef((out_c,), "INT64",
+                                data=rng.integers(-(1 << 20), 1 << 20, out_c).astype(np.int64), quant=bq))
+    elif kind == "int16_int16_bias":
+        inputs.append(TensorDef((out_c,), "INT16",
+                                data=rng.integers(-30000, 30000, out_c).astype(np.int16), quant=bq))
+    elif rng.random() < 0.75:
+        inputs.append(TensorDef((out_c,), "INT32",
+                                data=rng.integers(-20000, 20000, out_c).astype(np.int32), quant=bq))
+    model = single_op_model("TRANSPOSE_CONV", inputs,
+                            [TensorDef(o_shape, io.upper(), quant=(out_scale, out_zp))], **options)
+    x = rng.integers(info.min, int(info.max) + 1, x_shape).astype(io)
+    return name, model, [x]
+
+
 #: op module name -> case builder (rng, index) -> (name, model, inputs)
 BUILDERS: Dict[str, Callable] = {
     "unidirectional_sequence_lstm": lstm_case,
     "svdf": svdf_case,
+    "transpose_conv": transpose_conv_case,
 }
 
 
