@@ -12,6 +12,31 @@ from typing import Dict, Tuple
 
 CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
     # one block per kernel module, kept in alphabetical order of the module
+    # ---- add.cc
+    "cmsis_nn.add.OpData": (60, 4, "requires_broadcast 1 (bool), hole 3, input1_shift, input2_shift, "
+                            "output_activation_min/max, input1/input2/output_multiplier, output_shift, "
+                            "left_shift, input1/input2/output_offset 12x4, output_activation_min/max_f32 2x4"),
+    # ---- conv.cc
+    "cmsis_nn.conv.OpData": (60, 4, "reference_op_data OpDataConv without USE_TFLM_COMPRESSION {padding "
+                             "{width, height, width_offset, height_offset} 16, input/filter/output_zero_point, "
+                             "output_multiplier, output_shift 5x4, per_channel_output_multiplier/shift 2x4 (ptr), "
+                             "output_activation_min/max, filter_buffer_index 3x4} 56, buffer_idx 4"),
+    # ---- depthwise_conv.cc
+    "cmsis_nn.depthwise_conv.OpData": (60, 4, "reference_op_data OpDataConv (no compression) 56, buffer_idx 4"),
+    # ---- fully_connected.cc
+    "cmsis_nn.fully_connected.OpData": (72, 4, "reference_op_data OpDataFullyConnected without USE_TFLM_COMPRESSION "
+                                        "{output_multiplier, output_shift, output_activation_min/max, "
+                                        "input_quantized_index, input/filter/output_zero_point, filter_buffer_index "
+                                        "9x4, per_channel_output_multiplier/shift 2x4 (ptr), is_per_channel 1, pad 3} 48, "
+                                        "buffer_conv_1x1_idx, buffer_idx 2x4, kernel_sums 4 (ptr), batches, "
+                                        "accum_depth, output_depth 3x4"),
+    # ---- pooling.cc
+    "cmsis_nn.pooling.OpData": (36, 4, "reference_op_data OpDataPooling {padding 16, activation_min/max 2x4, "
+                                "activation_min/max_f32 2x4} 32, buffer_idx 4"),
+    # ---- softmax.cc
+    "cmsis_nn.softmax.CMSISNNSoftmaxParams": (64, 8, "softmax_params SoftmaxParams {beta 8 (double), "
+                                              "input_multiplier..scale 7x4, exp_lut..uint8_table2 5x4 (ptr)} 56, "
+                                              "num_rows, row_size 2x4"),
     # ---- svdf.cc
     "cmsis_nn.svdf.CmsisNnOpDataSvdf": (
         40, 4, "effective_scale_1_a, effective_scale_2_a, effective_scale_1_b, effective_scale_2_b, "

@@ -1,0 +1,44 @@
+"""ADD as TFLM's CMSIS-NN build runs it (``kernels/cmsis_nn/add.cc`` with
+``arm_elementwise_add_s8`` / ``_s16``).
+
+Prepare is the reference kernel's plus the CMSIS-NN build's own checks: int16 zero points
+must be 0 (inputs and output). OpData: the same layout as the reference OpDataAdd.
+
+Arithmetic: the reference kernel's values for every type: CMSIS-NN's element-wise add
+offsets, shifts left by 20 (int8) / 15 (int16), requantises each input and the sum with
+``arm_nn_requantize`` (TFLM's MultiplyByQuantizedMultiplierSmallerThanOneExp), adds the
+output offset and clamps; its DSP path reads the offset inputs as zero-extended
+halfwords, which the 20-bit left shift makes equal modulo 2^32. Broadcasting runs TFLM's
+4-D reference routines: a broadcast of more than 4 dimensions aborts in TFLM's CMSIS-NN
+build (a debug check), refused here in Prepare.
+"""
+from __future__ import annotations
+
+from kernels.add import Add, OpData
+from kernels.base import register_variant
+from kernels.internal.tensor_utils import INT8, INT16
+
+from .internal.prepare import needs_4d_broadcast_check
+
+
+@register_variant("cmsis-nn")
+class CmsisNNAdd(Add):
+    op = "ADD"
+    supported_types = Add.supported_types
+
+    def init(self, ctx, node):
+        ctx.allocate_persistent(ctx.sizeof("cmsis_nn.add.OpData"))
+        return OpData()
+
+    def prepare(self, ctx, node):
+        in1, in2 = ctx.input(node, 0), ctx.input(node, 1)
+        out = ctx.output(node, 0)
+        if in1 is not None and in2 is not None and out is not None:
+            if in1.type == INT16:
+                for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
+                    if t.zero_point != 0:
+                        raise ctx.error(f"int16 {name} zero point must be 0, got {t.zero_point}")
+            needs_4d_broadcast_check(ctx, in1.shape, in2.shape, out.shape,
+                                     rank_only=out.type not in (INT8, INT16))
+        ctx.release(in1, in2, out)
+        super().prepare(ctx, node)

@@ -1,0 +1,54 @@
+"""Running a reference kernel's Prepare under a CMSIS-NN kernel's allocation rules.
+
+Several CMSIS-NN kernels check and compute exactly what the reference kernel's Prepare
+does but allocate differently (no per-channel arrays for float32, no int4 unpacking
+buffer, their own scratch buffers). :class:`AllocationFilter` wraps the kernel context so
+that the reference Prepare runs unchanged while the allocations the CMSIS-NN build does
+not make stay off the arena.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class AllocationFilter:
+    """A kernel context whose ``persistent_array`` / ``request_scratch`` calls are
+    dropped while the matching flag is set: a dropped persistent array becomes host
+    memory (zeros of the asked size), a dropped scratch request returns -1. Every other
+    attribute is the wrapped context's."""
+
+    def __init__(self, ctx, drop_persistent_arrays: bool = False, drop_scratch: bool = False):
+        self._ctx = ctx
+        self._drop_persistent_arrays = drop_persistent_arrays
+        self._drop_scratch = drop_scratch
+
+    def persistent_array(self, dtype, count: int, nbytes=None, written=()):
+        if self._drop_persistent_arrays:
+            return np.zeros(int(count), dtype=dtype)
+        return self._ctx.persistent_array(dtype, count, nbytes, written)
+
+    def request_scratch(self, nbytes: int) -> int:
+        if self._drop_scratch:
+            return -1
+        return self._ctx.request_scratch(nbytes)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+
+def needs_4d_broadcast_check(ctx, shape1, shape2, out_shape, rank_only: bool) -> None:
+    """TFLM's CMSIS-NN add / mul broadcast with the 4-D reference routines
+    (``BroadcastAdd4DSlow`` / ``BroadcastMul4DSlow``), which abort (a debug check) on
+    shapes of more than 4 dimensions. A broadcast is needed when the input shapes differ:
+    as written (``rank_only``: add's HaveSameShapes) or once extended to the same rank
+    (mul's ProcessBroadcastShapes). Raises the kernel error TFLM's abort becomes."""
+    s1, s2 = tuple(shape1), tuple(shape2)
+    if rank_only:
+        broadcast = s1 != s2
+    else:
+        rank = max(len(s1), len(s2))
+        broadcast = (1,) * (rank - len(s1)) + s1 != (1,) * (rank - len(s2)) + s2
+    rank = max(len(s1), len(s2), len(tuple(out_shape)))
+    if broadcast and rank > 4:
+        raise ctx.error(f"broadcasting {s1} with {s2} ({rank} dimensions): TFLM's CMSIS-NN "
+                        "build broadcasts with 4-D routines and aborts on more dimensions")
