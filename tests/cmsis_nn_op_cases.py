@@ -208,11 +208,97 @@ def transpose_conv_case(rng, index: int) -> Case:
     return name, model, [x]
 
 
+# ----------------------------------------------------------- MAXIMUM / MINIMUM
+_MAXMIN_SHAPES = (
+    ((2, 3, 4, 5), (2, 3, 4, 5)), ((1, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (1,)),
+    ((2, 1, 4, 5), (2, 3, 4, 5)), ((2, 3, 1, 5), (2, 3, 4, 5)), ((2, 3, 4, 1), (2, 3, 4, 5)),
+    ((2, 1, 4, 1), (2, 3, 4, 5)), ((1, 3, 1, 5), (2, 3, 4, 5)), ((3, 4, 5), (5,)),
+    ((4, 1), (1, 6)), ((7,), (7,)), ((2, 3, 1, 1), (1, 3, 1, 1)), ((1, 1, 4, 5), (3, 1, 4, 5)),
+    ((5, 1, 3), (5, 2, 3)),
+)
+
+
+def maximum_minimum_case(rng, index: int) -> Case:
+    """int8 with same shapes and every broadcasting pattern of CMSIS-NN's pointer walk;
+    int16 / float32 / int32 (reference code)."""
+    op = "MAXIMUM" if index % 2 == 0 else "MINIMUM"
+    shapes = _MAXMIN_SHAPES[(index // 2) % len(_MAXMIN_SHAPES)]
+    if rng.random() < 0.5:
+        shapes = shapes[::-1]
+    dtype = "int8" if index % 5 != 4 else str(rng.choice(["int16", "float32", "int32"]))
+    out_shape = tuple(np.broadcast_shapes(*shapes))
+    quant = (0.05, 3) if dtype in ("int8", "int16") else None
+    model = single_op_model(op, [TensorDef(shapes[0], dtype.upper(), quant=quant),
+                                 TensorDef(shapes[1], dtype.upper(), quant=quant)],
+                            [TensorDef(out_shape, dtype.upper(), quant=quant)])
+    if dtype == "float32":
+        xs = [rng.uniform(-4, 4, s).astype(np.float32) for s in shapes]
+    else:
+        info = np.iinfo(dtype)
+        xs = [rng.integers(info.min, int(info.max) + 1, s).astype(dtype) for s in shapes]
+    name = (f"maxmin_{index:02d}_{op.lower()}_{dtype}_{'x'.join(map(str, shapes[0]))}"
+            f"_{'x'.join(map(str, shapes[1]))}")
+    return name, model, xs
+
+
+# ------------------------------------------------------------------------ PAD
+def pad_case(rng, index: int) -> Case:
+    """int8 (arm_pad_s8) of rank 1..5 with and without a constant value, PADV2;
+    float32 / int16 / int32 (reference code)."""
+    rank = (1, 2, 3, 4, 4, 5)[index % 6]
+    dtype = "int8" if index % 4 != 3 else str(rng.choice(["int16", "float32", "int32"]))
+    shape = tuple(int(v) for v in rng.integers(1, 5, rank))
+    pads = rng.integers(0, 3, (rank, 2)).astype(np.int32)
+    out_shape = tuple(int(d + a + b) for d, (a, b) in zip(shape, pads))
+    zp = int(rng.integers(-128, 128)) if dtype == "int8" else 0
+    quant = (0.05, zp) if dtype in ("int8", "int16") else None
+    op = "PADV2" if rng.random() < 0.4 else "PAD"
+    inputs = [TensorDef(shape, dtype.upper(), quant=quant),
+              TensorDef((rank, 2), "INT32", data=pads)]
+    if op == "PADV2":
+        value = (np.array([rng.uniform(-2, 2)], np.float32) if dtype == "float32" else
+                 np.array([rng.integers(-100, 100)], dtype))
+        inputs.append(TensorDef((1,), dtype.upper(), quant=quant, data=value))
+    model = single_op_model(op, inputs, [TensorDef(out_shape, dtype.upper(), quant=quant)])
+    if dtype == "float32":
+        x = rng.uniform(-4, 4, shape).astype(np.float32)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, int(info.max) + 1, shape).astype(dtype)
+    name = f"pad_{index:02d}_{op.lower()}_{dtype}_{'x'.join(map(str, shape))}"
+    return name, model, [x]
+
+
+# ------------------------------------------------------------------ TRANSPOSE
+def transpose_case(rng, index: int) -> Case:
+    """int8 (arm_transpose_s8) of rank 1..4 with random and identity permutations, rank
+    5 (refused by CMSIS-NN for int8); float32 / int16 (reference code)."""
+    rank = (1, 2, 2, 3, 4, 4, 3, 5)[index % 8]
+    dtype = "int8" if index % 5 != 4 else str(rng.choice(["int16", "float32"]))
+    shape = tuple(int(v) for v in rng.integers(1, 6, rank))
+    perm = np.arange(rank) if (index % 3 == 1) else rng.permutation(rank)
+    out_shape = tuple(shape[p] for p in perm)
+    quant = (0.05, 1) if dtype in ("int8", "int16") else None
+    model = single_op_model("TRANSPOSE", [TensorDef(shape, dtype.upper(), quant=quant),
+                                          TensorDef((rank,), "INT32", data=perm.astype(np.int32))],
+                            [TensorDef(out_shape, dtype.upper(), quant=quant)])
+    if dtype == "float32":
+        x = rng.uniform(-4, 4, shape).astype(np.float32)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, int(info.max) + 1, shape).astype(dtype)
+    name = f"transpose_{index:02d}_{dtype}_{'x'.join(map(str, shape))}_p{''.join(map(str, perm))}"
+    return name, model, [x]
+
+
 #: op module name -> case builder (rng, index) -> (name, model, inputs)
 BUILDERS: Dict[str, Callable] = {
     "unidirectional_sequence_lstm": lstm_case,
     "svdf": svdf_case,
     "transpose_conv": transpose_conv_case,
+    "maximum_minimum": maximum_minimum_case,
+    "pad": pad_case,
+    "transpose": transpose_case,
 }
 
 
@@ -220,3 +306,8 @@ def generate(op: str, count: int, seed: int) -> List[Case]:
     """``count`` cases of ``op`` (a key of :data:`BUILDERS`) from ``seed``."""
     rng = np.random.default_rng(seed)
     return [BUILDERS[op](rng, i) for i in range(count)]
+
+# CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, SOFTMAX, pooling, ADD and MUL
+from tests.cmsis_nn_group1_cases import BUILDERS as _GROUP1_BUILDERS  # noqa: E402
+
+BUILDERS.update(_GROUP1_BUILDERS)
