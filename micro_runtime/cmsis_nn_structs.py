@@ -16,6 +16,11 @@ CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
     "cmsis_nn.add.OpData": (60, 4, "requires_broadcast 1 (bool), hole 3, input1_shift, input2_shift, "
                             "output_activation_min/max, input1/input2/output_multiplier, output_shift, "
                             "left_shift, input1/input2/output_offset 12x4, output_activation_min/max_f32 2x4"),
+    # ---- batch_matmul.cc
+    "cmsis_nn.batch_matmul.OpData": (
+        36, 4, "reference_op_data OpDataBatchMatmul {quantization, lhs/rhs_transposed_tensor 3x4 (ptr), "
+        "rhs_is_transposed, lhs/rhs_is_constant_tensor 3x1 (bool), pad 1} 16, output_shape "
+        "cmsis_nn_dims {n, h, w, c} 16, buffer_idx 4"),
     # ---- conv.cc
     "cmsis_nn.conv.OpData": (60, 4, "reference_op_data OpDataConv without USE_TFLM_COMPRESSION {padding "
                              "{width, height, width_offset, height_offset} 16, input/filter/output_zero_point, "

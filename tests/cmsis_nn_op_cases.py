@@ -291,6 +291,53 @@ def transpose_case(rng, index: int) -> Case:
     return name, model, [x]
 
 
+# --------------------------------------------------------------- BATCH_MATMUL
+def batch_matmul_case(rng, index: int) -> Case:
+    """int8 (zero points any), int16 (zero points 0), float32; ranks 2..4 with broadcast
+    batch dimensions (a broadcast rhs dimension folded by TFLM's CMSIS-NN glue
+    included), adj_x / adj_y, constant or run-time rhs."""
+    kind = ("int8", "int16", "int8", "float32", "int8", "int16")[index % 6]
+    rank_a, rank_b = int(rng.integers(2, 5)), int(rng.integers(2, 5))
+    rank = max(rank_a, rank_b)
+    batch = [int(v) for v in rng.integers(1, 4, rank - 2)]
+    m, k, n = (int(v) for v in rng.integers(1, 9, 3))
+    if index % 4 == 1:
+        k = int(rng.integers(16, 80))
+
+    def batch_dims(r):
+        dims = batch[len(batch) - (r - 2):] if r > 2 else []
+        return [d if rng.random() < 0.7 else 1 for d in dims]
+    ba, bb = batch_dims(rank_a), batch_dims(rank_b)
+    adj_x, adj_y = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
+    a_shape = tuple(ba + ([k, m] if adj_x else [m, k]))
+    b_shape = tuple(bb + ([n, k] if adj_y else [k, n]))
+    ext_a = [1] * (rank - len(ba) - 2) + ba
+    ext_b = [1] * (rank - len(bb) - 2) + bb
+    out_shape = tuple(max(x, y) for x, y in zip(ext_a, ext_b)) + (m, n)
+    const_rhs = rng.random() < 0.5
+    if kind == "float32":
+        a = rng.uniform(-2, 2, a_shape).astype(np.float32)
+        b = rng.uniform(-2, 2, b_shape).astype(np.float32)
+        qa = qb = qo = None
+    else:
+        info = np.iinfo(kind)
+        a = rng.integers(info.min, int(info.max) + 1, a_shape).astype(kind)
+        b = rng.integers(info.min, int(info.max) + 1, b_shape).astype(kind)
+        zp = (lambda: int(rng.integers(-128, 128))) if kind == "int8" else (lambda: 0)
+        sa, sb = _log_uniform(rng, 1e-3, 0.1), _log_uniform(rng, 1e-3, 0.1)
+        typical = (74.0 if kind == "int8" else 19000.0) ** 2 * np.sqrt(k)
+        so = _f32(sa * sb * typical / ((40.0 if kind == "int8" else 10000.0) * 2.0 ** rng.uniform(-2, 2)))
+        qa, qb, qo = (sa, zp()), (sb, zp()), (so, zp())
+    dt = kind.upper()
+    inputs = [TensorDef(a_shape, dt, quant=qa),
+              TensorDef(b_shape, dt, quant=qb, data=b if const_rhs else None)]
+    model = single_op_model("BATCH_MATMUL", inputs, [TensorDef(out_shape, dt, quant=qo)],
+                            adj_x=adj_x, adj_y=adj_y)
+    name = (f"bmm_{index:02d}_{kind}_{'x'.join(map(str, a_shape))}_{'x'.join(map(str, b_shape))}"
+            f"_adj{int(adj_x)}{int(adj_y)}{'_const' if const_rhs else ''}")
+    return name, model, [a] if const_rhs else [a, b]
+
+
 #: op module name -> case builder (rng, index) -> (name, model, inputs)
 BUILDERS: Dict[str, Callable] = {
     "unidirectional_sequence_lstm": lstm_case,
@@ -299,6 +346,7 @@ BUILDERS: Dict[str, Callable] = {
     "maximum_minimum": maximum_minimum_case,
     "pad": pad_case,
     "transpose": transpose_case,
+    "batch_matmul": batch_matmul_case,
 }
 
 
