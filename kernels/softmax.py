@@ -161,11 +161,13 @@ class Softmax(Kernel):
         np.copyto(y, result.reshape(y.shape).astype(y.dtype, copy=False))
 
     @staticmethod
-    def _float(rows: np.ndarray, data) -> np.ndarray:
+    def _float(rows: np.ndarray, data, exp=expf) -> np.ndarray:
+        """``exp``: the C library's expf (glibc's by default; Cortex-M builds pass
+        newlib's)."""
         # std::max from the lowest float: NaNs never win, -inf rows keep the lowest
         row_max = sequential_extreme(rows, 1, _F32_LOWEST, keepdims=True)
         with np.errstate(all="ignore"):
-            exps = expf((rows - row_max) * np.float32(data.beta))
+            exps = exp((rows - row_max) * np.float32(data.beta))
             total = np.add.accumulate(exps, axis=1, dtype=np.float32)[:, -1:]
             return exps / total
 

@@ -23,9 +23,11 @@ Arithmetic:
   (the reference kernel uses the 64-bit path without a bias unless the model asks for
   int32 bias quantisation).
 
-What the CMSIS-NN build does not do: grouped convolutions with int16 inputs or int4
-weights (``arm_convolve_s16`` / ``arm_convolve_s4`` assume one group: TFLM's build reads
-past the filter) are refused with an error.
+What the CMSIS-NN build does not do, refused here with an error: grouped convolutions
+with int16 inputs or int4 weights (``arm_convolve_s16`` / ``arm_convolve_s4`` assume one
+group: TFLM's build reads past the filter); grouped int8 convolutions without a bias
+(``arm_convolve_s8`` reads the second group's bias through an advanced null pointer:
+a crash under QEMU).
 """
 from __future__ import annotations
 
@@ -201,6 +203,12 @@ class CmsisNNConv2D(Conv2D):
     # ----------------------------------------------------------------- invoke
     def invoke(self, ctx, node):
         data = node.user_data
+        groups = data.geometry[13]
+        if data.kind == INT8 and groups > 1 and not data.has_bias:
+            raise ctx.error(f"a grouped int8 convolution ({groups} groups) without a bias: "
+                            "CMSIS-NN's arm_convolve_s8 advances the null bias pointer per group "
+                            "and reads the next group's bias from address 4 x channels per group "
+                            "(TFLM's CMSIS-NN build crashes or reads the vector table)")
         if data.kind == INT16 and data.int64_accum:
             self._invoke_s16_s64(node, data)
             return

@@ -4,7 +4,8 @@
 Prepare is the reference kernel's (TFLM's CalculateSoftmaxParams: the two 513-entry
 int16 tables for int16 inputs) in a larger OpData (SoftmaxParams + rows + row size).
 
-Arithmetic: float32 is the reference kernel. int8 -> int8 / int16 are the reference
+Arithmetic: float32 is the reference kernel's with newlib's expf (the C library of
+arm-none-eabi builds; glibc's differs by an ulp on some inputs). int8 -> int8 / int16 are the reference
 values, except for rows whose sum of exponentials needs a shift of 32+ bits (512 or more
 values at the row maximum, e.g. an all-equal row of 1000 classes): the reference kernel
 aborts there, CMSIS-NN computes with the core's saturating register shifts. int16 ->
@@ -17,6 +18,8 @@ import numpy as np
 
 from kernels.base import register_variant
 from kernels.softmax import OpData, Softmax
+
+from kernels.internal.newlib_float import expf as newlib_expf
 
 from .internal.arithmetic import softmax_s8, softmax_s16
 
@@ -36,11 +39,10 @@ class CmsisNNSoftmax(Softmax):
         y = node.output_arrays[0]
         if x.size == 0:
             return
-        if x.dtype == np.float32:
-            super().invoke(ctx, node)
-            return
         rows = x.reshape(-1, data.depth)
-        if x.dtype == np.int16:
+        if x.dtype == np.float32:
+            result = Softmax._float(rows, data, newlib_expf)
+        elif x.dtype == np.int16:
             result = softmax_s16(rows, data.input_multiplier, data.input_left_shift,
                                  data.exp_lut, data.one_over_one_plus_x_lut)
         else:
