@@ -1,5 +1,6 @@
-"""Record the Cortex-M oracle's figures for the seeded CMSIS-NN single-op cases of
-tests/cmsis_nn_op_cases.py into tests/data/cmsis_nn_cases/.
+"""Record the Cortex-M oracle's figures for seeded CMSIS-NN single-op cases (a module's
+``generate(op, count, seed)``, by default tests/cmsis_nn_op_cases.py) into
+tests/data/cmsis_nn_cases/.
 
     python -m tests.record_cmsis_nn_cases --oracle DIR --op svdf --count 12 --seed 1 \\
         --profiles cortex-m4+cmsis-nn cortex-m3+cmsis-nn
@@ -24,20 +25,23 @@ import datetime
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
-from tests.cmsis_nn_op_cases import generate
+import importlib
 
 CASES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cmsis_nn_cases")
 
 
-def write_cases(op: str, count: int, seed: int) -> str:
+def write_cases(op: str, count: int, seed: int, cases_module: str = "tests.cmsis_nn_op_cases") -> str:
     directory = os.path.join(CASES_DIR, op)
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         os.remove(os.path.join(directory, old))
+    generate = importlib.import_module(cases_module).generate
     for name, model, inputs in generate(op, count, seed):
         with open(os.path.join(directory, name + ".tflite"), "wb") as f:
             f.write(model)
@@ -45,6 +49,25 @@ def write_cases(op: str, count: int, seed: int) -> str:
             with open(os.path.join(directory, f"{name}.input{k}.bin"), "wb") as f:
                 f.write(np.ascontiguousarray(x).tobytes())
     return directory
+
+
+def short_copy(directory: str):
+    """The cases under short names in a short temporary directory (the QEMU-run driver
+    gets its arguments through semihosting, which truncates long command lines);
+    returns (directory, {short name: case name})."""
+    short_dir = tempfile.mkdtemp(prefix="c", dir="/tmp")
+    names = {}
+    models = sorted(f[:-len(".tflite")] for f in os.listdir(directory) if f.endswith(".tflite"))
+    for k, name in enumerate(models):
+        short = f"c{k:03d}"
+        names[short] = name
+        shutil.copy(os.path.join(directory, name + ".tflite"), os.path.join(short_dir, short + ".tflite"))
+        i = 0
+        while os.path.exists(os.path.join(directory, f"{name}.input{i}.bin")):
+            shutil.copy(os.path.join(directory, f"{name}.input{i}.bin"),
+                        os.path.join(short_dir, f"{short}.input{i}.bin"))
+            i += 1
+    return short_dir, names
 
 
 def load_oracle(oracle_dir: str):
@@ -62,25 +85,31 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=12)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profiles", nargs="+", default=["cortex-m4+cmsis-nn", "cortex-m3+cmsis-nn"])
+    ap.add_argument("--cases-module", default="tests.cmsis_nn_op_cases",
+                    help="module whose generate(op, count, seed) makes the cases")
     ap.add_argument("--keep-models", action="store_true",
                     help="record the stored models again instead of generating them")
     a = ap.parse_args(argv)
     oracle = load_oracle(a.oracle)
     directory = (os.path.join(CASES_DIR, a.op) if a.keep_models
-                 else write_cases(a.op, a.count, a.seed))
+                 else write_cases(a.op, a.count, a.seed, a.cases_module))
     path = os.path.join(CASES_DIR, a.op + ".json")
     record = {"cases": {}}
     if os.path.exists(path) and a.keep_models:
         with open(path) as f:
             record = json.load(f)
-    for profile in a.profiles:
-        result = oracle.cases(profile, directory, with_min_arena=True)
-        for name, entry in result.items():
-            record["cases"].setdefault(name, {})[profile] = entry
+    short_dir, names = short_copy(directory)
+    try:
+        for profile in a.profiles:
+            result = oracle.cases(profile, short_dir, with_min_arena=True)
+            for short, entry in result.items():
+                record["cases"].setdefault(names[short], {})[profile] = entry
+    finally:
+        shutil.rmtree(short_dir, ignore_errors=True)
     profiles = sorted({p for entry in record["cases"].values() for p in entry})
     record["profiles"] = profiles
     record["about"] = (
-        f"{a.op}: single-op models from tests/cmsis_nn_op_cases.py (seed {a.seed}, "
+        f"{a.op}: single-op models from {a.cases_module} (seed {a.seed}, "
         f"{a.count} cases), each run once on its stored .input<k>.bin files by TFLM "
         "(tensorflow/tflite-micro 90b983c2, CMSIS-NN 4ab83cc3) built by its own Makefile "
         "with TARGET=cortex_m_qemu TARGET_ARCH=<core> OPTIMIZED_KERNEL_DIR=cmsis_nn, "
