@@ -18,7 +18,7 @@ from kernels.add import Add, OpData
 from kernels.base import register_variant
 from kernels.internal.tensor_utils import INT8, INT16
 
-from .internal.prepare import needs_4d_broadcast_check
+from .internal.prepare import needs_4d_broadcast_check, tensor_info
 
 
 @register_variant("cmsis-nn")
@@ -31,8 +31,8 @@ class CmsisNNAdd(Add):
         return OpData()
 
     def prepare(self, ctx, node):
-        in1, in2 = ctx.input(node, 0), ctx.input(node, 1)
-        out = ctx.output(node, 0)
+        in1, in2 = tensor_info(ctx, node, 0), tensor_info(ctx, node, 1)
+        out = tensor_info(ctx, node, 0, output=True)
         if in1 is not None and in2 is not None and out is not None:
             if in1.type == INT16:
                 for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
@@ -40,5 +40,4 @@ class CmsisNNAdd(Add):
                         raise ctx.error(f"int16 {name} zero point must be 0, got {t.zero_point}")
             needs_4d_broadcast_check(ctx, in1.shape, in2.shape, out.shape,
                                      rank_only=out.type not in (INT8, INT16))
-        ctx.release(in1, in2, out)
         super().prepare(ctx, node)

@@ -40,7 +40,7 @@ from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, fla
 from .internal.arithmetic import split_accumulate_s16, MAX_COL_COUNT
 from .internal.buffer_sizes import fully_connected_s8_size, fully_connected_s16_size
 from .internal.kernel_sums import requantize_s64
-from .internal.prepare import AllocationFilter
+from .internal.prepare import AllocationFilter, tensor_info
 
 #: TFLITE_DCHECK_GE(buffer_conv_1x1_idx, 4) in TFLM's Eval
 _CONV_1X1_MIN_SCRATCH_INDEX = 4
@@ -67,10 +67,10 @@ class CmsisNNFullyConnected(FullyConnected):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        inp = ctx.input(node, INPUT)
-        flt = ctx.input(node, WEIGHTS)
-        bias = ctx.input(node, BIAS)
-        out = ctx.output(node, OUTPUT)
+        inp = tensor_info(ctx, node, INPUT)
+        flt = tensor_info(ctx, node, WEIGHTS)
+        bias = tensor_info(ctx, node, BIAS)
+        out = tensor_info(ctx, node, OUTPUT, output=True)
         if inp is None or flt is None or out is None:
             raise ctx.error("needs input, weights and output tensors")
         if inp.type != out.type:
@@ -90,7 +90,7 @@ class CmsisNNFullyConnected(FullyConnected):
         bias_type = bias.type if bias is not None else None
         output_dims = len(out.shape)
         accum_depth = flt.shape[-1] if len(flt.shape) else 0
-        constant_weights = flt.data is not None and (bias is None or bias.data is not None)
+        constant_weights = flt.is_constant and (bias is None or bias.is_constant)
         if input_type == INT16:
             if inp.zero_point != 0:
                 raise ctx.error(f"int16 input zero point must be 0, got {inp.zero_point}")
@@ -102,8 +102,6 @@ class CmsisNNFullyConnected(FullyConnected):
                                 "TFLM's CMSIS-NN build computes from memory outside the bias")
         data.conv_1x1 = (input_type == INT8 and filter_type == INT8 and output_dims > 2
                          and accum_depth % 4 == 0)
-        ctx.release(inp, flt, bias, out)
-
         super().prepare(AllocationFilter(ctx, drop_scratch=True), node)
 
         if data.is_per_channel if input_type != FLOAT32 else False:

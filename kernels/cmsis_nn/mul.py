@@ -13,7 +13,7 @@ from kernels.base import register_variant
 from kernels.internal.tensor_utils import INT8, INT16
 from kernels.mul import Mul
 
-from .internal.prepare import needs_4d_broadcast_check
+from .internal.prepare import needs_4d_broadcast_check, tensor_info
 
 
 @register_variant("cmsis-nn")
@@ -23,8 +23,7 @@ class CmsisNNMul(Mul):
 
     def prepare(self, ctx, node):
         super().prepare(ctx, node)
-        in1, in2 = ctx.input(node, 0), ctx.input(node, 1)
-        out = ctx.output(node, 0)
+        in1, in2 = tensor_info(ctx, node, 0), tensor_info(ctx, node, 1)
+        out = tensor_info(ctx, node, 0, output=True)
         if in1.type in (INT8, INT16):
             needs_4d_broadcast_check(ctx, in1.shape, in2.shape, out.shape, rank_only=False)
-        ctx.release(in1, in2, out)

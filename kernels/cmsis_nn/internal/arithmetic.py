@@ -165,3 +165,58 @@ class S64Requantizer:
         if self.bias is not None:
             total = total + self.bias
         return np.clip(requantize_s64(total, self.multiplier, self.shift), self.act_min, self.act_max)
+
+
+# ----------------------------------------------- int4 depthwise, odd input channels
+def depthwise_s4_odd_channels(x: np.ndarray, packed: np.ndarray, filter_h: int, filter_w: int,
+                              multiplier: int, stride_h: int, stride_w: int, dilation_h: int,
+                              dilation_w: int, pad_h: int, pad_w: int, out_h: int, out_w: int,
+                              input_offset: int) -> np.ndarray:
+    """The int32 sums of ``arm_depthwise_conv_s4``'s generic kernel for an odd number of
+    input channels, which walks the packed int4 filter with a running nibble state
+    instead of each weight's own address. Returns int64 (B, out_h, out_w, C_out).
+
+    For one output pixel whose window visits V taps (the taps inside the image, in
+    row-major order; ordinal t, flat tap index f), output channel j starts with the low
+    nibble when ``j * (V + 1 + [FH*FW odd])`` is even, the state flips after every tap,
+    and tap t reads nibble ``2 * (f * B + j // 2 + u) + (1 - s)`` of the packed filter,
+    with B = (C_in // 2) * multiplier bytes per tap, s the nibble state (1 = low) and u
+    the high nibbles read before t in that channel. (The filter's true nibble is
+    ``f * C_out + j``: the two agree only for some layouts.)"""
+    batches, in_h, in_w, in_c = x.shape
+    out_c = in_c * multiplier
+    nibbles = np.empty(2 * packed.size, np.int64)
+    raw = np.asarray(packed).view(np.int8).astype(np.int64)
+    nibbles[0::2] = np.where((raw & 0x8) != 0, (raw & 0xF) - 16, raw & 0xF)
+    nibbles[1::2] = raw >> 4
+    bytes_per_tap = (in_c >> 1) * multiplier
+    area_odd = (filter_h * filter_w) % 2
+    channels = np.arange(out_c)
+    xin = x.astype(np.int64) + input_offset
+    result = np.zeros((batches, out_h, out_w, out_c), np.int64)
+    # output pixels grouped by the taps their window visits
+    for oy in range(out_h):
+        base_y = oy * stride_h - pad_h
+        rows = [ky for ky in range(filter_h) if 0 <= base_y + ky * dilation_h < in_h]
+        for ox in range(out_w):
+            base_x = ox * stride_w - pad_w
+            cols = [kx for kx in range(filter_w) if 0 <= base_x + kx * dilation_w < in_w]
+            taps = [(ky, kx) for ky in rows for kx in cols]
+            visited = len(taps)
+            if visited == 0:
+                continue
+            start_low = (channels * (visited + 1 + area_odd)) % 2 == 0
+            t = np.arange(visited)
+            state = np.where(start_low[:, None], 1 - (t[None, :] & 1), t[None, :] & 1)
+            highs_before = np.where(start_low[:, None], t[None, :] // 2, (t[None, :] + 1) // 2)
+            flat = np.array([ky * filter_w + kx for ky, kx in taps])
+            index = 2 * (flat[None, :] * bytes_per_tap + (channels // 2)[:, None] + highs_before) \
+                + (1 - state)
+            if index.max() >= nibbles.size:
+                raise ValueError("CMSIS-NN's int4 depthwise kernel reads past the packed filter")
+            weights = nibbles[index]                                   # (C_out, V)
+            iy = np.array([base_y + ky * dilation_h for ky, _ in taps])
+            ix = np.array([base_x + kx * dilation_w for _, kx in taps])
+            values = xin[:, iy, ix, :][..., channels // multiplier]     # (B, V, C_out)
+            result[:, oy, ox, :] = np.einsum("bvc,cv->bc", values, weights)
+    return result

@@ -52,3 +52,25 @@ def needs_4d_broadcast_check(ctx, shape1, shape2, out_shape, rank_only: bool) ->
     if broadcast and rank > 4:
         raise ctx.error(f"broadcasting {s1} with {s2} ({rank} dimensions): TFLM's CMSIS-NN "
                         "build broadcasts with 4-D routines and aborts on more dimensions")
+
+
+class TensorInfo:
+    """Type, shape, zero point and quantization of a node's tensor read from the model,
+    without the temporary TfLiteTensor TFLM would allocate (TFLM reclaims temporaries
+    only after the whole Prepare, so a kernel that looks at a tensor more often than
+    TFLM's does would raise the arena's high-water mark)."""
+
+    def __init__(self, spec):
+        self.type = spec.type
+        self.shape = tuple(spec.shape)
+        self.quantization = spec.quantization
+        self.zero_point = spec.quantization.zero_point if spec.quantization is not None else 0
+        self.is_constant = spec.data is not None
+
+
+def tensor_info(ctx, node, i: int, output: bool = False):
+    """:class:`TensorInfo` of the node's input (or output) ``i``; None when absent."""
+    indices = node.outputs if output else node.inputs
+    if 0 <= i < len(indices) and indices[i] >= 0:
+        return TensorInfo(ctx.eval_tensor(indices[i]).spec)
+    return None
