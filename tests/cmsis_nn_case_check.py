@@ -85,8 +85,10 @@ def run_case(op: str, name: str, profile: str, arena_bytes: int):
     return outputs, [line.rstrip("\r") for line in buf.getvalue().splitlines()], it
 
 
-def check_case(op: str, name: str, profile: str, entry: dict, check_lines: bool = True) -> None:
-    """Assert our run of a recorded case matches the oracle's."""
+def check_case(op: str, name: str, profile: str, entry: dict, check_lines: bool = True,
+               check_outputs: bool = True) -> None:
+    """Assert our run of a recorded case matches the oracle's (``check_outputs=False``:
+    status, report lines and minimum arena only)."""
     if entry["status"] != "ok":
         try:
             run_case(op, name, profile, entry["arena_bytes"])
@@ -95,7 +97,8 @@ def check_case(op: str, name: str, profile: str, entry: dict, check_lines: bool 
         raise AssertionError(f"{name} on {profile}: TFLM fails ({entry['status']}: "
                              f"{entry.get('messages')}) but the emulator runs it")
     outputs, lines, it = run_case(op, name, profile, entry["arena_bytes"])
-    assert outputs == entry["outputs_hex"], f"{name} on {profile}: outputs differ from TFLM's"
+    if check_outputs:
+        assert outputs == entry["outputs_hex"], f"{name} on {profile}: outputs differ from TFLM's"
     if check_lines:
         assert lines == entry["report_lines"], (
             f"{name} on {profile}: allocation report differs\nours:\n" + "\n".join(lines)

@@ -70,6 +70,37 @@ def short_copy(directory: str):
     return short_dir, names
 
 
+def emulator_min_arena(op: str, name: str, profile: str):
+    """The emulator's minimum arena for a case (a hint the oracle verifies), or None."""
+    from tests.cmsis_nn_case_check import run_case
+    try:
+        _, _, it = run_case(op, name, profile, 1 << 22)
+        return it.min_arena_bytes()
+    except Exception:        # any failure: no hint, the oracle searches from scratch
+        return None
+
+
+def record_case(oracle, profile: str, short_dir: str, short: str, op: str, name: str) -> dict:
+    """One case on one profile: a run in a generous arena, then the exact minimum arena
+    (the oracle's binary search, which first tries the emulator's figure as a hint:
+    accepted only when that arena works and one byte less does not)."""
+    model = os.path.join(short_dir, short + ".tflite")
+    inputs = sorted((f for f in os.listdir(short_dir) if f.startswith(short + ".input")),
+                    key=lambda f: int(f[len(short) + len(".input"):-len(".bin")]))
+    spec = [os.path.join(short_dir, f) for f in inputs] or "zeros"
+    arena, r = oracle.generous_run(profile, model, spec)
+    entry = dict(status=r["status"], report_lines=r["report_lines"],
+                 outputs_hex=r["outputs_hex"], arena_bytes=arena)
+    if r["status"] != "ok":
+        entry["messages"] = r["messages"][-8:]
+        return entry
+    hint = emulator_min_arena(op, name, profile)
+    entry["min_arena_bytes"] = oracle.min_arena(
+        profile, model, spec, hints=[hint] if hint else [], known_ok=arena,
+        total_hint=oracle._total_bytes(r["report_lines"]))
+    return entry
+
+
 def load_oracle(oracle_dir: str):
     spec = importlib.util.spec_from_file_location("cortexm_oracle",
                                                   os.path.join(oracle_dir, "cortexm_oracle.py"))
@@ -101,9 +132,11 @@ def main(argv=None) -> int:
     short_dir, names = short_copy(directory)
     try:
         for profile in a.profiles:
-            result = oracle.cases(profile, short_dir, with_min_arena=True)
-            for short, entry in result.items():
-                record["cases"].setdefault(names[short], {})[profile] = entry
+            for short, name in sorted(names.items()):
+                entry = record_case(oracle, profile, short_dir, short, a.op, name)
+                record["cases"].setdefault(name, {})[profile] = entry
+                print(f"{profile} {name}: {entry['status']} {entry.get('min_arena_bytes', '')}",
+                      file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(short_dir, ignore_errors=True)
     profiles = sorted({p for entry in record["cases"].values() for p in entry})
