@@ -71,6 +71,12 @@ class Target:
     dsp: bool = False
     #: the core has MVE / Helium integer vectors (CMSIS-NN's ARM_MATH_MVEI code paths)
     mve: bool = False
+    #: the build computes LEAKY_RELU's multipliers as float32 expressions cast to double,
+    #: ``(double)(input_scale * alpha / output_scale)``, as TFLM 90b983c2's source does
+    #: (arm-none-eabi-gcc rounds each float operation to float: measured on four int16
+    #: models under QEMU); the tflite-micro package computes them in double. mcu32 keeps
+    #: the package's arithmetic (its recorded figures hold no outputs to tell)
+    float32_expressions: bool = False
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
@@ -416,8 +422,8 @@ CORTEX_M_CORES: Dict[str, Tuple[bool, bool, str, Tuple[str, ...]]] = {
     "cortex-m7": (True, False, "Armv7E-M with DSP (STM32F7/H7, i.MX RT10xx, SAME70)", ()),
     "cortex-m33": (True, False, "Armv8-M Mainline with DSP (nRF5340, nRF9160, STM32L5/U5/H5, RP2350)",
                    ("cortex-m35p",)),
-    "cortex-m55": (True, True, "Armv8.1-M with DSP and MVE/Helium (Alif Ensemble, Corstone-300): "
-                   "CMSIS-NN's MVE code paths", ("cortex-m85", "cortex-m52")),
+    "cortex-m55": (True, True, "Armv8.1-M with DSP and MVE/Helium (Alif Ensemble, Corstone-300), "
+                   "hard or softfp float ABI", ("cortex-m85", "cortex-m52")),
 }
 
 
@@ -436,6 +442,7 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         kernel_library="cmsis-nn" if cmsis_nn else "reference",
         dsp=dsp,
         mve=mve,
+        float32_expressions=True,
     )
 
 
@@ -451,6 +458,19 @@ TARGET_ALIASES: Dict[str, str] = {alias: core for core, (_, _, _, aliases) in CO
 #: The default target: where users deploy (nRF52840, STM32F4/L4 with CMSIS-NN, as the
 #: Arduino library and most Cortex-M ports build TFLM).
 DEFAULT_TARGET = "cortex-m4+cmsis-nn"
+
+
+def targets_help() -> str:
+    """One line per target profile: its name and what it models (``--help``, README)."""
+    lines = ["host64               TFLM's 64-bit host build: what the tflite-micro PyPI package is",
+             "mcu32                TFLM built for a generic 32-bit machine (4-byte pointers and "
+             "enums, USE_TFLM_COMPRESSION on): not a Cortex-M firmware"]
+    for core, (dsp, mve, models, aliases) in CORTEX_M_CORES.items():
+        also = f"; also {', '.join(aliases)}" if aliases else ""
+        lines.append(f"{core:<21}TFLM's Makefile build for {core}, reference kernels: {models}{also}")
+        features = "MVE" if mve else "DSP" if dsp else "no DSP"
+        lines.append(f"{core + '+cmsis-nn':<21}the same with CMSIS-NN kernels ({features} code paths)")
+    return "\n".join(lines)
 
 
 def canonical_target_name(name: str) -> str:
