@@ -8,7 +8,8 @@ reference kernels:
   int16 with int64 / int32 / no bias (CMSIS-NN: no bias = 32-bit path), int16 dot products
   longer than 512 columns with extreme values (int32 partial sums), extreme multipliers;
 * depthwise: depth multiplier 1 (3x3 kernel with padding <= 1 / the "opt" kernel with a
-  buffer), multipliers > 1, batches > 1, dilation, one input channel, int4, int16;
+  buffer), multipliers > 1, batches > 1, dilation, one input channel, int4 (odd input
+  channels on the generic kernel: CMSIS-NN's nibble walk), int16;
 * fully connected: 2-D / 3-D outputs, depths multiple of 4 or not (CMSIS-NN's conv 1x1
   path, whose per-tensor form aborts in the default build), per-channel int8, int4,
   int16 with int64 or no bias, non-constant weights;
@@ -178,12 +179,16 @@ def conv_case(rng, index: int) -> Case:
 # ------------------------------------------------------------------ DEPTHWISE_CONV_2D
 def depthwise_conv_case(rng, index: int) -> Case:
     kinds = ("int8_3x3", "int8_opt", "int8_mult", "int8", "int4", "int16", "int8_one_channel",
-             "float32", "int8_batch", "int4_mult")
+             "float32", "int8_batch", "int4_mult", "int4_odd")
     kind = kinds[index % len(kinds)]
     name = f"depthwise_conv_{index:03d}_{kind}"
     io = "INT16" if kind == "int16" else ("FLOAT32" if kind == "float32" else "INT8")
     batches = 2 if kind == "int8_batch" else 1
     in_c = int(rng.integers(1, 17))
+    if kind == "int4_odd":
+        # arm_depthwise_conv_s4's generic kernel with odd input channels (its nibble walk)
+        in_c = int(rng.choice([1, 3, 5, 7, 9]))
+        batches = int(rng.choice([1, 2]))
     mult = 1
     fh, fw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
     sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
@@ -198,6 +203,10 @@ def depthwise_conv_case(rng, index: int) -> Case:
             fw = 4
     elif kind in ("int8_mult", "int4_mult"):
         mult = int(rng.integers(2, 4))
+    elif kind == "int4_odd":
+        mult = int(rng.choice([1, 2, 3]))
+        if mult == 1 and batches == 1:
+            dh, dw = 2, 1
     elif kind == "int8_one_channel":
         in_c, mult = 1, int(rng.integers(2, 9))
     elif kind == "int16":
