@@ -100,7 +100,7 @@ def _bias(rng, channels: int, btype: str, in_scale: float, filter_scales, magnit
 def conv_case(rng, index: int) -> Case:
     kinds = ("int8", "int8", "int8_1x1", "int8_1xn", "int4", "int16_s64", "int16_s32",
              "int16_nobias", "int8_groups", "int16_long", "float32", "int8")
-    kind = kinds[index % len(kinds)]
+    kind = kinds[index % len(kinds)] if index < 48 else "int16_overflow"
     name = f"conv_{index:03d}_{kind}"
     io = "INT16" if kind.startswith("int16") else ("FLOAT32" if kind == "float32" else "INT8")
     batches = int(rng.choice([1, 1, 2]))
@@ -127,7 +127,7 @@ def conv_case(rng, index: int) -> Case:
         groups = int(rng.integers(2, 4))
         in_c = groups * int(rng.integers(1, 4))
         out_c = groups * int(rng.integers(1, 4))
-    elif kind == "int16_long":
+    elif kind in ("int16_long", "int16_overflow"):
         in_c, fh, fw = int(rng.integers(60, 80)), 3, 3      # 540+ columns: int32 partial sums
         in_h, in_w, padding = int(rng.integers(3, 6)), int(rng.integers(3, 6)), VALID
         sh = sw = dh = dw = 1
@@ -143,7 +143,9 @@ def conv_case(rng, index: int) -> Case:
                    dilation_h_factor=dh, fused_activation_function=act)
     x_shape = (batches, in_h, in_w, in_c)
     o_shape = (batches, out_h, out_w, out_c)
-    extreme = rng.random() < 0.2 or kind == "int16_long"
+    extreme = rng.random() < 0.2 or kind in ("int16_long", "int16_overflow")
+    if kind == "int16_overflow":
+        padding, in_h, in_w = VALID, 3, int(rng.choice([3, 4]))   # 1 or 2 output pixels
     if io == "FLOAT32":
         w = rng.standard_normal(w_shape).astype(np.float32)
         inputs = [TensorDef(x_shape, io), TensorDef(w_shape, io, data=w)]
@@ -158,11 +160,16 @@ def conv_case(rng, index: int) -> Case:
     if kind == "int4":
         wv = rng.integers(-8, 8, w_shape).astype(np.int8)
         wdef = TensorDef(w_shape, "INT4", data=_pack_int4(wv), quant=fq)
+    elif kind == "int16_overflow":
+        # every product 2^22: the int32 partial sums of CMSIS-NN wrap
+        wv = np.full(w_shape, -128, np.int8)
+        wv[int(rng.integers(0, out_c))] = 127
+        wdef = TensorDef(w_shape, "INT8", data=wv, quant=fq)
     else:
         wv = _data(rng, w_shape, "INT8", extreme=kind == "int16_long")
         wdef = TensorDef(w_shape, "INT8", data=wv, quant=fq)
     inputs = [TensorDef(x_shape, io, quant=(in_scale, _io_zero_point(rng, io))), wdef]
-    if kind in ("int16_s64", "int16_long"):
+    if kind in ("int16_s64", "int16_long", "int16_overflow"):
         inputs.append(_bias(rng, out_c, "INT64", in_scale, fscales, 1 << 22))
     elif kind == "int16_s32":
         inputs.append(_bias(rng, out_c, "INT32", in_scale, fscales, 30000))
@@ -173,6 +180,8 @@ def conv_case(rng, index: int) -> Case:
     out_zp = _io_zero_point(rng, io)
     model = single_op_model("CONV_2D", inputs, [TensorDef(o_shape, io, quant=(out_scale, out_zp))],
                             **options)
+    if kind == "int16_overflow":
+        return name, model, [np.full(x_shape, -32768, np.int16)]
     return name, model, [_data(rng, x_shape, io, extreme=kind == "int16_long")]
 
 
@@ -251,13 +260,13 @@ def depthwise_conv_case(rng, index: int) -> Case:
 def fully_connected_case(rng, index: int) -> Case:
     kinds = ("int8", "int8_per_channel", "int8_3d_per_channel", "int8_3d", "int4", "int16",
              "int16_nobias", "int16_long", "float32", "int8_runtime_weights")
-    kind = kinds[index % len(kinds)]
+    kind = kinds[index % len(kinds)] if index < 48 else "int16_overflow"
     name = f"fully_connected_{index:03d}_{kind}"
     io = "INT16" if kind.startswith("int16") else ("FLOAT32" if kind == "float32" else "INT8")
     depth = int(rng.integers(1, 40))
     if kind.startswith("int8_3d"):
         depth = 4 * int(rng.integers(1, 10))
-    if kind == "int16_long":
+    if kind in ("int16_long", "int16_overflow"):
         depth = int(rng.integers(513, 700))
     units = int(rng.integers(1, 20))
     batches = int(rng.integers(1, 4))
@@ -276,7 +285,7 @@ def fully_connected_case(rng, index: int) -> Case:
     fscales, fq = _filter_quant(rng, units, per_channel, 0)
     in_scale = _log_uniform(rng, 1e-3, 0.1) if io == "INT8" else _log_uniform(rng, 1e-5, 1e-3)
     out_scale = _output_scale(rng, in_scale, fscales, depth, io, rng.random() < 0.2)
-    extreme = kind == "int16_long"
+    extreme = kind in ("int16_long", "int16_overflow")
     runtime_weights = kind == "int8_runtime_weights"
     if kind == "int4":
         wdef = TensorDef(w_shape, "INT4", data=_pack_int4(rng.integers(-8, 8, w_shape)), quant=fq)
@@ -291,6 +300,13 @@ def fully_connected_case(rng, index: int) -> Case:
     model = single_op_model("FULLY_CONNECTED", inputs,
                             [TensorDef(o_shape, io, quant=(out_scale, _io_zero_point(rng, io)))],
                             **options)
+    if kind == "int16_overflow":
+        # every product 2^22: CMSIS-NN's int32 partial sums (DSP / MVE) wrap
+        wv = np.full(w_shape, -128, np.int8)
+        inputs[1] = TensorDef(w_shape, "INT8", data=wv, quant=fq)
+        model = single_op_model("FULLY_CONNECTED", inputs,
+                                [TensorDef(o_shape, io, quant=(out_scale, 0))], **options)
+        return name, model, [np.full(x_shape, -32768, np.int16)]
     feeds = [_data(rng, x_shape, io, extreme=extreme)]
     if runtime_weights:
         feeds.append(wv)

@@ -9,16 +9,15 @@ offsets, shifts left by 20 (int8) / 15 (int16), requantises each input and the s
 ``arm_nn_requantize`` (TFLM's MultiplyByQuantizedMultiplierSmallerThanOneExp), adds the
 output offset and clamps; its DSP path reads the offset inputs as zero-extended
 halfwords, which the 20-bit left shift makes equal modulo 2^32. Broadcasting runs TFLM's
-4-D reference routines: a broadcast of more than 4 dimensions aborts in TFLM's CMSIS-NN
-build (a debug check), refused here in Prepare.
+reference routines (its "4D" broadcasts are the 6-D ones).
 """
 from __future__ import annotations
 
 from kernels.add import Add, OpData
 from kernels.base import register_variant
-from kernels.internal.tensor_utils import INT8, INT16
+from kernels.internal.tensor_utils import INT16
 
-from .internal.prepare import needs_4d_broadcast_check, tensor_info
+from .internal.prepare import tensor_info
 
 
 @register_variant("cmsis-nn")
@@ -38,6 +37,4 @@ class CmsisNNAdd(Add):
                 for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
                     if t.zero_point != 0:
                         raise ctx.error(f"int16 {name} zero point must be 0, got {t.zero_point}")
-            needs_4d_broadcast_check(ctx, in1.shape, in2.shape, out.shape,
-                                     rank_only=out.type not in (INT8, INT16))
         super().prepare(ctx, node)

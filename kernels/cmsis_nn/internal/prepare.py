@@ -36,24 +36,6 @@ class AllocationFilter:
         return getattr(self._ctx, name)
 
 
-def needs_4d_broadcast_check(ctx, shape1, shape2, out_shape, rank_only: bool) -> None:
-    """TFLM's CMSIS-NN add / mul broadcast with the 4-D reference routines
-    (``BroadcastAdd4DSlow`` / ``BroadcastMul4DSlow``), which abort (a debug check) on
-    shapes of more than 4 dimensions. A broadcast is needed when the input shapes differ:
-    as written (``rank_only``: add's HaveSameShapes) or once extended to the same rank
-    (mul's ProcessBroadcastShapes). Raises the kernel error TFLM's abort becomes."""
-    s1, s2 = tuple(shape1), tuple(shape2)
-    if rank_only:
-        broadcast = s1 != s2
-    else:
-        rank = max(len(s1), len(s2))
-        broadcast = (1,) * (rank - len(s1)) + s1 != (1,) * (rank - len(s2)) + s2
-    rank = max(len(s1), len(s2), len(tuple(out_shape)))
-    if broadcast and rank > 4:
-        raise ctx.error(f"broadcasting {s1} with {s2} ({rank} dimensions): TFLM's CMSIS-NN "
-                        "build broadcasts with 4-D routines and aborts on more dimensions")
-
-
 class TensorInfo:
     """Type, shape, zero point and quantization of a node's tensor read from the model,
     without the temporary TfLiteTensor TFLM would allocate (TFLM reclaims temporaries
