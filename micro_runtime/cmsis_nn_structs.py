@@ -49,10 +49,11 @@ CMSIS_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
         "9x4 (KERNELS_OPTIMIZED_FOR_SPEED: no scratch_weight_tensor_index), kernel_sums 4 (ptr)"),
     # ---- transpose_conv.cc
     "cmsis_nn.transpose_conv.OpData": (
-        84, 4, "params ConvParams 64 (the reference kernel's: padding_type 1 (enum class : uint8_t), pad 1, "
-        "padding_values 5x2 + pad 2, stride..dilation 4x2, input/weights/output_offset 3x4, "
-        "output_multiplier, output_shift, quantized_activation_min/max, float_activation_min/max 6x4), "
-        "scratch_buffer_index, scratch_buffer_output_index, bias_converted_buffer_index 3x4, "
+        76, 4, "params ConvParams {padding_type 1 (enum class : uint8_t), pad 1, padding_values "
+        "{width, height, width_offset, height_offset} 4x2, stride_width..dilation_height_factor "
+        "4x2 (int16), pad 2, input/weights/output_offset, output_multiplier, output_shift, "
+        "quantized_activation_min/max, float_activation_min/max 9x4} 56, scratch_buffer_index, "
+        "scratch_buffer_output_index, bias_converted_buffer_index 3x4, "
         "per_channel_output_multiplier/shift 2x4 (ptr)"),
     # ---- unidirectional_sequence_lstm.cc
     "cmsis_nn.unidirectional_sequence_lstm.OpData": (

@@ -13,7 +13,7 @@ from typing import List, Tuple
 import numpy as np
 
 from micro_runtime import MicroInterpreter
-from micro_runtime.errors import MicroRuntimeError
+from micro_runtime.errors import KernelError, MicroRuntimeError
 from micro_runtime.targets import StructSize, get_target
 
 CASES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cmsis_nn_cases")
@@ -83,6 +83,18 @@ def run_case(op: str, name: str, profile: str, arena_bytes: int):
     buf = io.StringIO()
     it.print_allocations(buf)
     return outputs, [line.rstrip("\r") for line in buf.getvalue().splitlines()], it
+
+
+def check_refused(op: str, name: str, profile: str, entry: dict, reason: str) -> None:
+    """A case TFLM runs but whose outputs it leaves (partly) undefined: the emulator must
+    refuse it with a KernelError whose message contains ``reason``."""
+    assert entry["status"] == "ok", f"{name} on {profile}: TFLM status {entry['status']}"
+    try:
+        run_case(op, name, profile, entry["arena_bytes"])
+    except KernelError as e:
+        assert reason in str(e), f"{name} on {profile}: unexpected error {e}"
+        return
+    raise AssertionError(f"{name} on {profile}: the emulator runs a case with undefined outputs")
 
 
 def check_case(op: str, name: str, profile: str, entry: dict, check_lines: bool = True,

@@ -2,9 +2,10 @@
 ``arm_pad_s8``, float32 / int16 / int32 by the reference code; the reference init and
 prepare (TFLM's OpData, no other allocation).
 
-``arm_pad_s8`` works on the last four dimensions only: a 5-D int8 input is padded as if
-its first dimension did not exist (the input's first slice, padded in the other four
-dimensions, fills the start of the output; the rest of the output is left as it was).
+``arm_pad_s8`` works on the last four dimensions only: for a 5-D int8 input TFLM's build
+fills the start of the output with the input's first slice padded in the other four
+dimensions and leaves the rest of the output unwritten (whatever the arena held): the
+emulator refuses such a node at invoke with a clear error.
 Negative paddings, which the reference kernel tolerates, would make it write a negative
 (huge) number of bytes: the emulator refuses them for int8.
 """
@@ -50,13 +51,9 @@ class _CmsisNnPad:
             out[...] = pad
             out[data.box] = x
             return None
-        # a 5-D input: the first slice, padded in the last four dimensions
-        count = int(np.prod(in4, dtype=np.int64))
-        block_shape = tuple(d + b + a for d, b, a in zip(in4, before, after))
-        block = np.full(block_shape, pad, dtype=np.int8)
-        block[tuple(slice(b, b + d) for b, d in zip(before, in4))] = \
-            x.reshape(-1)[:count].reshape(in4)
-        out.reshape(-1)[:block.size] = block.reshape(-1)
+        raise ctx.error("CMSIS-NN's arm_pad_s8 pads only the last four dimensions of this "
+                        "5-D int8 input: TFLM's CMSIS-NN build leaves the rest of the output "
+                        "unwritten (undefined values); the emulator does not run it")
         return None
 
 

@@ -3,7 +3,9 @@
 
 ``arm_transpose_s8`` differs from the reference:
 
-* permutations of more than 4 entries fail at invoke (TFLM's TF_LITE_ENSURE(size <= 4));
+* permutations of more than 4 entries: TFLM's TF_LITE_ENSURE(size <= 4) fails, but the
+  generic registration drops the status, so the invoke succeeds with the output never
+  written (undefined values): the emulator refuses the node at invoke;
 * a 2-D input is always transposed, whatever the permutation (an identity [0, 1] too);
 * on MVE cores a 4-D permutation starting [0, 1] always swaps the last two axes (its
   ``arm_transpose_s8_nhcw`` path), an identity [0, 1, 2, 3] too.
@@ -36,7 +38,8 @@ class CmsisNnTranspose(Transpose):
         perm = node.user_data.perm
         if len(perm) > 4:
             raise ctx.error(f"CMSIS-NN transposes int8 tensors of at most 4 dimensions, not "
-                            f"{len(perm)}")
+                            f"{len(perm)}: TFLM's CMSIS-NN build skips the operator (its error "
+                            "status is dropped) and leaves the output unwritten")
         out = node.output_arrays[0]
         if len(perm) == 2:
             result = x.T

@@ -108,57 +108,63 @@ class CmsisNnTransposeConv(TransposeConv):
         self._ring_buffer_s8(ctx, data, x, w, bias, out)
         return None
 
+
     def _ring_buffer_s8(self, ctx, data, x, w, bias, out) -> None:
-        """``arm_transpose_conv_s8``, schedule for schedule (rows and pixels vectorised)."""
+        """``arm_transpose_conv_s8``, schedule for schedule (rows and pixels vectorised),
+        in the arena itself: the int32 ring starts at the scratch buffer and spans what
+        the kernel uses, which can be more than ``arm_transpose_conv_s8_get_buffer_size``
+        asked for (that function sizes a row with max(filter_w, stride_h), the kernel
+        with max(filter_w, stride_w)): the excess lands on whatever follows in the arena,
+        as on the device; input rows are read as each is needed, and output rows
+        written in order, possibly past the output tensor (a schedule that emits more
+        rows than the output has)."""
         (batches, in_h, in_w, in_c, filter_h, filter_w, out_c, out_h, out_w,
          sh, sw) = data.geometry
         pad_y, pad_x = data.padding.height, data.padding.width
         row_pixels = (in_w - 1) * sw + max(filter_w, sw)
         ring_rows = max(filter_h, sh)
+        ring_values = ring_rows * row_pixels * out_c
+        arena = ctx.allocator.arena
+        ring_address = ctx.allocator.scratch_addresses[data.scratch_buffer_index]
+        if ring_address + 4 * ring_values > arena.size:
+            raise ctx.error("arm_transpose_conv_s8's ring buffer would run past the arena")
+        ring = arena.view(ring_address, np.int32, ring_values).reshape(-1, out_c)
+        out_tensor = ctx.eval_tensor(node_output(ctx))
         bias_row = (np.zeros(out_c, np.int64) if bias is None
                     else np.asarray(bias, np.int64).reshape(-1)[:out_c])
         weights = np.asarray(w, np.float64).reshape(out_c, filter_h, filter_w, in_c)
-        # every input pixel times every filter tap: (B, H, W, fh, fw, oc)
-        lhs = np.asarray(x, np.float64).reshape(-1, in_c) + data.input_offset
-        taps = exact_int_matmul(lhs, weights.transpose(3, 1, 2, 0).reshape(in_c, -1))
-        taps = taps.reshape(batches, in_h, in_w, filter_h, filter_w, out_c)
+        weights = weights.transpose(3, 1, 2, 0).reshape(in_c, -1)
         multipliers = np.asarray(data.per_channel_multiplier, np.int64)
         shifts = np.asarray(data.per_channel_shift, np.int64)
         lo, hi = data.output_activation_min, data.output_activation_max
-        out_flat = out.reshape(-1)
         row_values = out_w * out_c
-        written = 0
+        emitted = []                  # output rows, in order
+
+        def emit(ring_row: int) -> None:
+            start = ring_row * row_pixels + pad_x
+            if start + out_w > ring.shape[0]:
+                raise ctx.error("arm_transpose_conv_s8 would read past its ring buffer for "
+                                "this geometry")
+            acc = ring[start:start + out_w].astype(np.int64)
+            acc = multiply_by_quantized_multiplier(acc, multipliers, shifts)
+            values = np.minimum(np.maximum(acc + data.output_zero_point, lo), hi)
+            emitted.append(values.astype(np.int8).reshape(-1))
 
         for b in range(batches):
-            ring = np.empty((ring_rows * row_pixels, out_c), np.int64)
             ring[...] = bias_row
-            flat = ring.reshape(-1)
-            row = 0                       # the ring row (index) next read out
-
-            def emit(start_row: int) -> None:
-                nonlocal written
-                start = (start_row * row_pixels + pad_x) * out_c
-                if start + row_values > flat.size:
-                    raise ctx.error("arm_transpose_conv_s8 would read past its scratch buffer "
-                                    "for this geometry (padding beyond the buffer row)")
-                if written + row_values > out_flat.size:
-                    raise ctx.error("arm_transpose_conv_s8 would write past the output tensor "
-                                    "for this geometry")
-                acc = wrap_int32(flat[start:start + row_values]).reshape(out_w, out_c)
-                acc = multiply_by_quantized_multiplier(acc, multipliers, shifts)
-                values = np.minimum(np.maximum(acc + data.output_zero_point, lo), hi)
-                out_flat[written:written + row_values] = values.reshape(-1)
-                written += row_values
-
+            row = 0
             for j in range(in_h):
                 skip_top = max(0, pad_y - j * sh)
                 skip_bottom = max(0, (j * sh + filter_h) - (pad_y + out_h) - 1)
+                lhs = np.asarray(x[b, j], np.float64) + data.input_offset
+                taps = exact_int_matmul(lhs, weights).reshape(in_w, filter_h, filter_w, out_c)
                 for r in range(filter_h - skip_top - skip_bottom):
-                    fy = skip_top + r
-                    target = ring[((row + r) % ring_rows) * row_pixels:
-                                  ((row + r) % ring_rows + 1) * row_pixels]
+                    first = ((row + r) % ring_rows) * row_pixels
+                    target = ring[first:first + row_pixels]
                     for fx in range(filter_w):
-                        target[fx:fx + (in_w - 1) * sw + 1:sw] += taps[b, j, :, fy, fx]
+                        cols = slice(fx, fx + (in_w - 1) * sw + 1, sw)
+                        target[cols] = wrap_int32(target[cols].astype(np.int64)
+                                                  + taps[:, skip_top + r, fx])
                 if skip_top == 0:
                     for _ in range(sh):
                         emit(row)
@@ -168,3 +174,15 @@ class CmsisNnTransposeConv(TransposeConv):
                 if pad_y <= in_h * sh + y < pad_y + out_h:
                     emit(row)
                 row = (row + 1) % ring_rows
+        values = np.concatenate(emitted) if emitted else np.zeros(0, np.int8)
+        if values.size <= out.size:
+            out.reshape(-1)[:values.size] = values
+            return
+        if out_tensor.address + values.size > arena.size:
+            raise ctx.error("arm_transpose_conv_s8 would write past the arena for this geometry")
+        arena.view(out_tensor.address, np.int8, values.size)[...] = values
+
+
+def node_output(ctx) -> int:
+    """The tensor index of the current node's output."""
+    return ctx.node.outputs[OUTPUT]
