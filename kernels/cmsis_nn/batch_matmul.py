@@ -9,8 +9,9 @@ Operands of rank 2 to 4 only (the reference takes 5).
 
 Arithmetic: int8 is the reference's ((lhs - zp) x (rhs - zp) in int32, TFLM's
 requantisation, output zero point); int16 sums exactly in 64 bits and requantises with
-CMSIS-NN's 16-bit multiplier (``arm_nn_requantize_s64``), not TFLM's 64-bit
-MultiplyByQuantizedMultiplier. Batch broadcasting (CMSIS-NN's pointer strides and TFLM's
+``arm_nn_requantize_s64``: TFLM's 64-bit MultiplyByQuantizedMultiplier (the same Q15
+multiplier and rounding) except that its intermediate is an int32, which wraps for huge
+accumulators. Batch broadcasting (CMSIS-NN's pointer strides and TFLM's
 folding of a broadcast rhs dimension) gives the standard result.
 """
 from __future__ import annotations

@@ -25,7 +25,8 @@ state buffer):
   int8 activations multiply raw values with effective biases (int32 wrap-around sums,
   the weights' zero point ignored); int16 activations accumulate per the core (see
   :func:`kernels.cmsis_nn.internal.kernel_sums.accumulate_s16_s8`) and requantise with
-  CMSIS-NN's 16-bit multiplier (``arm_nn_requantize_s64``), not TFLM's 64-bit one;
+  ``arm_nn_requantize_s64`` (TFLM's 64-bit rounding, but with an int32 intermediate
+  that wraps on huge accumulators);
 * the cell gate uses tanh when the builtin activation is TANH and sigmoid for any other
   value (the reference leaves the sum as it is);
 * the cell state is clipped to +-quantized cell clip only when that integer is > 0;

@@ -6,8 +6,9 @@
   for their zero point (TFLM's CMSIS-NN LSTM computes them in Prepare on every core;
   fully connected / SVDF / batch matmul on MVE cores);
 * :func:`requantize_s64` — ``arm_nn_requantize_s64`` with ``REDUCE_MULTIPLIER``: the
-  16-bit multiplier requantisation CMSIS-NN uses for int64 accumulators (not TFLM's
-  64-bit MultiplyByQuantizedMultiplier);
+  16-bit multiplier requantisation CMSIS-NN uses for int64 accumulators; TFLM's 64-bit
+  MultiplyByQuantizedMultiplier rounds the same way, but CMSIS-NN truncates
+  (acc x m) >> (14 - shift) to int32 first (a wrap on huge accumulators);
 * :func:`accumulate_s16_s8` — the int16 x int8 dot products of
   ``arm_nn_vec_mat_mul_result_acc_s16`` with the core's accumulator widths.
 
