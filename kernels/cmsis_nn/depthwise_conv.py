@@ -43,6 +43,14 @@ class CmsisNNDepthwiseConv2D(DepthwiseConv2D):
     supported_types = DepthwiseConv2D.supported_types
     weights_input = 1
 
+    def sample_rows(self, block):
+        """As the reference kernel, except int4 weights: CMSIS-NN picks its int4 kernel
+        (and with it the packed-filter walk) by the batch size."""
+        weights = block.input(FILTER)
+        if weights is not None and weights.type == INT4:
+            return False
+        return super().sample_rows(block)
+
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.depthwise_conv.OpData"))
         return CmsisDepthwiseOpData()
