@@ -11,7 +11,8 @@ such shift counts (64-bit mask shift by ``e & 63``, 32-bit arithmetic shift by
 reproduces that, so the results match the tflite-micro package bit for bit.
 
 The output multiplier is ``s1 / (s2 * s_out)`` in double, as the package computes it
-(the 2026-08 source rounds it through float32; scales exist where the results differ).
+(the 2026-08 source rounds it through float32, and so do the Cortex-M targets,
+``Target.float32_expressions``; scales exist where the results differ).
 """
 from __future__ import annotations
 
@@ -100,9 +101,14 @@ class Div(Kernel):
             for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
                 if t.quantization is None or not t.scale > 0:
                     raise ctx.error(f"quantized int8 DIV needs a positive scale on {name}")
-            # the package computes this in double (the 2026-08 source in float32)
-            f64 = np.float64
-            real = float(f64(in1.scale) / (f64(in2.scale) * f64(out.scale)))
+            # the package computes this in double, the 2026-08 source (Cortex-M targets) in
+            # float32 widened to double
+            if ctx.target.float32_expressions:
+                f32 = np.float32
+                real = float(f32(in1.scale) / (f32(in2.scale) * f32(out.scale)))
+            else:
+                f64 = np.float64
+                real = float(f64(in1.scale) / (f64(in2.scale) * f64(out.scale)))
             try:
                 data.act_min, data.act_max = activation_range_quantized(
                     activation, out.dtype, out.scale, out.zero_point)

@@ -3,8 +3,9 @@
 
 The quantized formula is ADD's with a difference instead of a sum: the parameters and
 the rescale / requantize helpers of :mod:`kernels.add` are shared. (The 2026-08 source
-derives SUB's three multipliers in float32; the tflite-micro package, which is the
-reference, uses double arithmetic as ADD does: scales exist for which the two differ.)
+derives SUB's three multipliers in float32, as the Cortex-M targets do
+(``Target.float32_expressions``); the tflite-micro package uses double arithmetic as ADD
+does: scales exist for which the two differ.)
 """
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ class Sub(Kernel):
                     raise ctx.error(f"quantized {type_name(out.type)} SUB needs a positive scale on "
                                     f"{name}")
             try:
-                data.quant = RescaleParams(in1, in2, out, activation, 15 if out.type == INT16 else 20)
+                data.quant = RescaleParams(in1, in2, out, activation, 15 if out.type == INT16 else 20,
+                                           float32=ctx.target.float32_expressions)
             except ValueError as e:
                 raise ctx.error(f"scales {in1.scale}, {in2.scale} -> {out.scale}: {e}") from None
         elif out.type == INT32:

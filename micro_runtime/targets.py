@@ -350,8 +350,9 @@ HOST64 = Target(
 
 MCU32 = Target(
     name="mcu32",
-    description="TFLM (2026-08-20, 90b983c2) for a 32-bit MCU: 4-byte pointers, "
-                "64-bit types 8-byte aligned (ARM EABI: Cortex-M, 32-bit RISC-V)",
+    description="TFLM (2026-08-20, 90b983c2) built for a generic 32-bit machine: 4-byte "
+                "pointers and enums, 64-bit types 8-byte aligned, USE_TFLM_COMPRESSION on "
+                "(a 32-bit x86 build; not a Cortex-M firmware: see the cortex-m profiles)",
     pointer_bytes=4,
     structs=_build(32),
     critical_fields=_CRITICAL_32,
