@@ -71,11 +71,13 @@ class Target:
     dsp: bool = False
     #: the core has MVE / Helium integer vectors (CMSIS-NN's ARM_MATH_MVEI code paths)
     mve: bool = False
-    #: the build computes LEAKY_RELU's multipliers as float32 expressions cast to double,
-    #: ``(double)(input_scale * alpha / output_scale)``, as TFLM 90b983c2's source does
-    #: (arm-none-eabi-gcc rounds each float operation to float: measured on four int16
-    #: models under QEMU); the tflite-micro package computes them in double. mcu32 keeps
-    #: the package's arithmetic (its recorded figures hold no outputs to tell)
+    #: the build computes the requantization multipliers of LEAKY_RELU, SUB and DIV as
+    #: float32 expressions widened to double, e.g. ``(double)(input_scale * alpha /
+    #: output_scale)``, as TFLM 90b983c2's source does (arm-none-eabi-gcc rounds every
+    #: float operation to float: measured under QEMU on int16 LEAKY_RELU and SUB models
+    #: whose scales make the two differ); the tflite-micro package computes them in
+    #: double. mcu32 keeps the package's arithmetic (its recorded figures hold no outputs
+    #: on non-zero inputs to tell)
     float32_expressions: bool = False
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
