@@ -336,6 +336,9 @@ _CRITICAL_64 = {
     "TfLiteTensor.quantized": ((0, 4), (8, 8)),      # quantization.type, quantization.params
     "TfLiteAffineQuantization": ((8, 8),),           # zero_point
 }
+# 32-bit layouts (mcu32 and Cortex-M alike: TfLiteQuantizationType is an int-based enum,
+# so quantization.type stays 4 bytes under short enums; offsets probed with
+# arm-none-eabi-g++ for the Cortex-M layout)
 _CRITICAL_32 = {
     "TfLiteTensor.quantized": ((0, 4), (4, 4)),
     "TfLiteAffineQuantization": ((4, 4),),
