@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     record["profiles"] = profiles
     record["about"] = (
         f"{a.op}: single-op models from {a.cases_module} (seed {a.seed}, "
-        f"{a.count} cases), each run once on its stored .input<k>.bin files by TFLM "
+        f"{len(record['cases'])} cases), each run once on its stored .input<k>.bin files by TFLM "
         "(tensorflow/tflite-micro 90b983c2, CMSIS-NN 4ab83cc3) built by its own Makefile "
         "with TARGET=cortex_m_qemu TARGET_ARCH=<core> OPTIMIZED_KERNEL_DIR=cmsis_nn, "
         "arm-none-eabi-gcc 12.2 (-Os, short enums, compression off), RecordingMicroInterpreter "
