@@ -13,9 +13,11 @@ reference kernels:
 * fully connected: 2-D / 3-D outputs, depths multiple of 4 or not (CMSIS-NN's conv 1x1
   path, whose per-tensor form aborts in the default build), per-channel int8, int4,
   int16 with int64 or no bias, non-constant weights;
-* softmax: int8 -> int8 / int16, int16, float32, long rows (sums needing 32+ bit shifts);
+* softmax: int8 -> int8 / int16, int16, float32, long rows (sums needing 32+ bit shifts),
+  extreme input scales;
 * pooling: average / max, int8 / int16 / float32, windows partly in the padding;
-* add / mul: int8 / int16 / float32 / int32, broadcasting up to 4-D and 5-D.
+* add / mul: int8 / int16 / float32 / int32, broadcasting up to 5-D, extreme output
+  multipliers.
 
 ``BUILDERS`` maps each op module to ``builder(rng, index) -> (name, model, inputs)``;
 tests/cmsis_nn_op_cases.py's ``generate`` reads them, tests/record_cmsis_nn_cases.py
@@ -316,7 +318,7 @@ def fully_connected_case(rng, index: int) -> Case:
 # ---------------------------------------------------------------------------- SOFTMAX
 def softmax_case(rng, index: int) -> Case:
     kinds = ("int8", "int8_int16", "int16", "int8", "float32", "int8_long", "int16", "int8_int16_long")
-    kind = kinds[index % len(kinds)]
+    kind = kinds[index % len(kinds)] if index < 48 else ("int8_extreme", "int16_extreme")[index % 2]
     name = f"softmax_{index:03d}_{kind}"
     rows = int(rng.integers(1, 5))
     depth = int(rng.integers(1, 40))
@@ -329,12 +331,17 @@ def softmax_case(rng, index: int) -> Case:
         model = single_op_model("SOFTMAX", [TensorDef(shape, "FLOAT32")], [TensorDef(shape, "FLOAT32")],
                                 beta=beta)
         return name, model, [_data(rng, shape, "FLOAT32") * 3]
-    in_type = "INT16" if kind == "int16" else "INT8"
-    out_type = "INT8" if kind in ("int8", "int8_long") else "INT16"
+    in_type = "INT16" if kind.startswith("int16") else "INT8"
+    out_type = "INT8" if kind in ("int8", "int8_long", "int8_extreme") else "INT16"
     if in_type == "INT8":
         in_q = (_log_uniform(rng, 0.01, 0.5), int(rng.integers(-128, 128)))
     else:
         in_q = (_log_uniform(rng, 1e-4, 1e-2), 0)
+    if kind.endswith("extreme"):
+        # input multipliers far above 1 (large scales: every difference below diff_min
+        # but the maximum) or barely above the smallest the kernels take
+        scale = float(rng.choice([2.0, 8.0, 3e-6 if in_type == "INT8" else 2e-7]))
+        in_q = (_f32(scale), in_q[1])
     out_q = {"INT8": (1.0 / 256, -128), "INT16": (1.0 / 65536, -32768)}[out_type]
     if in_type == "INT16":
         out_q = (1.0 / 32768, 0)
@@ -389,6 +396,9 @@ def _broadcast_shapes(rng, rank: int, broadcast: bool):
 
 def _elementwise_case(op: str, rng, index: int) -> Case:
     io = ("INT8", "INT16", "INT8", "FLOAT32", "INT32", "INT8", "INT16")[index % 7]
+    extreme = index >= 48
+    if extreme:
+        io = ("INT8", "INT16")[index % 2]
     rank = int(rng.choice([1, 2, 3, 4, 4, 5]))
     broadcast = rng.random() < 0.4
     s1, s2, so = _broadcast_shapes(rng, rank, broadcast)
@@ -400,6 +410,11 @@ def _elementwise_case(op: str, rng, index: int) -> Case:
         qs = [(_log_uniform(rng, lo, hi), _io_zero_point(rng, io)) for _ in range(3)]
         if op == "MUL" and rng.random() < 0.3:
             qs[2] = (_f32(qs[0][0] * qs[1][0] * float(rng.choice([0.01, 0.5, 2.0]))), qs[2][1])
+        if extreme:
+            # output multipliers far above 1 (left shifts that wrap int32) or tiny
+            ratio = float(rng.choice([1e-4, 1e-3, 40.0, 3000.0]))
+            base = qs[0][0] * (qs[1][0] if op == "MUL" else 1.0)
+            qs[2] = (_f32(base * ratio), qs[2][1])
     model = single_op_model(op, [TensorDef(s1, io, quant=qs[0]), TensorDef(s2, io, quant=qs[1])],
                             [TensorDef(so, io, quant=qs[2])], fused_activation_function=act)
     return name, model, [_data(rng, s1, io), _data(rng, s2, io)]
