@@ -13,7 +13,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import expf, expm1f
+from .internal.libm_float import c_expf, expf, expm1f
 from .internal.lut import apply_int8_table
 from .internal.quantization import round_half_away
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
@@ -29,13 +29,15 @@ def float_to_int32_x86(x: np.ndarray) -> np.ndarray:
     return np.where(ok, np.trunc(np.where(ok, x, 0.0)), -2147483648.0).astype(np.int64)
 
 
-def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point) -> np.ndarray:
-    """TFLM's PopulateLookupTable<int8_t> with ELU's transform; indexed by the input byte."""
+def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point,
+                   exp=expf) -> np.ndarray:
+    """TFLM's PopulateLookupTable<int8_t> with ELU's transform; indexed by the input byte.
+    ``exp``: the C library's expf of the target's build (:func:`c_expf`)."""
     with np.errstate(all="ignore"):
         inverse_scale = _F32(1.0) / _F32(output_scale)
         q = np.arange(256, dtype=np.uint8).view(np.int8).astype(np.int64)
         dequantized = _F32(input_scale) * (q - int(input_zero_point)).astype(_F32)
-        transformed = np.where(dequantized < _F32(0.0), expf(dequantized) - _F32(1.0), dequantized)
+        transformed = np.where(dequantized < _F32(0.0), exp(dequantized) - _F32(1.0), dequantized)
         rescaled = round_half_away((transformed * inverse_scale).astype(_F32)).astype(_F32)
         quantized = float_to_int32_x86(rescaled + _F32(int(output_zero_point)))
     return np.clip(quantized, -128, 127).astype(np.int8)
@@ -71,7 +73,8 @@ class Elu(Kernel):
         if flat_size(inp.shape) != flat_size(out.shape):
             raise ctx.error(f"output shape {tuple(out.shape)} does not match input shape {tuple(inp.shape)}")
         if inp.type == INT8:
-            node.user_data.table[:] = elu_int8_table(inp.scale, inp.zero_point, out.scale, out.zero_point)
+            node.user_data.table[:] = elu_int8_table(inp.scale, inp.zero_point, out.scale, out.zero_point,
+                                                     c_expf(ctx.target))
         ctx.release(inp, out)
 
     def invoke(self, ctx, node):

@@ -1,7 +1,8 @@
 """SOFTMAX over the last axis: float32, int8 -> int8, int8 -> int16 and int16 -> int16,
 as TFLM's reference kernels. Vectorised over rows (all rows at once).
 
-* float32: row max, exp((x - max) * beta) with glibc's expf in float32, a sequential
+* float32: row max, exp((x - max) * beta) with the C library's expf in float32 (glibc's;
+  newlib's on Cortex-M, ``Target.libm``), a sequential
   float32 sum, then one float32 division per element.
 * int8 input: gemmlowp fixed point. x - max is rescaled by beta * input_scale to Q5.26
   (differences below ``diff_min`` contribute nothing and give the output minimum),
@@ -17,7 +18,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.libm_float import expf
+from .internal.libm_float import c_expf, expf
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
 from .internal.quantization import (calculate_input_radius, count_leading_zeros_u32, exp_on_negative_values,
@@ -96,7 +97,7 @@ class Softmax(Kernel):
                 raise ctx.error(f"int16 output zero point must be 0, got {out.zero_point}")
             data.exp_lut[:] = populate_int16_lut(
                 np.float32(10.0) / np.float32(_LUT_RANGE), 32767,
-                np.float32(2.0) / np.float32(_LUT_RANGE), 0, expf)
+                np.float32(2.0) / np.float32(_LUT_RANGE), 0, c_expf(ctx.target))
             data.one_over_one_plus_x_lut[:] = populate_int16_lut(
                 np.float32(1.0) / np.float32(_LUT_RANGE), -32768,
                 np.float32(2.0) / np.float32(_LUT_RANGE), 0, _one_over_one_plus_x)
@@ -153,7 +154,7 @@ class Softmax(Kernel):
             return
         rows = x.reshape(-1, data.depth)
         if x.dtype == np.float32:
-            result = self._float(rows, data)
+            result = self._float(rows, data, c_expf(ctx.target))
         elif x.dtype == np.int16:
             result = self._int16(rows, data)
         else:

@@ -79,6 +79,10 @@ class Target:
     #: double. mcu32 keeps the package's arithmetic (its recorded figures hold no outputs
     #: on non-zero inputs to tell)
     float32_expressions: bool = False
+    #: the C library whose float functions TFLM's float kernels call (``std::exp``):
+    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf) or ``"newlib"`` (arm-none-eabi:
+    #: newlib's fdlibm expf; :func:`kernels.internal.libm_float.c_expf` picks it)
+    libm: str = "glibc"
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
@@ -449,6 +453,7 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         dsp=dsp,
         mve=mve,
         float32_expressions=True,
+        libm="newlib",
     )
 
 

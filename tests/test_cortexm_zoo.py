@@ -21,17 +21,6 @@ FIGURES, ABOUT = load_figures()
 RECORDED_AS = {"cortex-m55+cmsis-nn@cortex_m_qemu": "cortex-m33+cmsis-nn"}
 CASES = sorted(key for key in FIGURES if key[1] in TARGETS or key[1] in RECORDED_AS)
 
-#: (model, profile) -> why our figures are known to differ (none today)
-KNOWN_DIFFERENCES: dict = {}
-#: model -> why its outputs may differ in the last bits on every Cortex-M build (report
-#: and minimum arena are still checked)
-KNOWN_OUTPUT_DIFFERENCES = {
-    "tflm_examples/trained_lstm.tflite":
-        "float32 LSTM: 9 of 10 outputs on zeros differ by an ulp or two; most likely the "
-        "float transcendental functions (newlib's expf / tanhf on Cortex-M against the host's "
-        "libm), not investigated further",
-}
-
 
 def _has_lut_metadata(path: str) -> bool:
     model = load_model(path)
@@ -57,8 +46,6 @@ def test_matches_tflm_cortex_m_build(model, profile):
     ref = FIGURES[(model, profile)]
     path = f"{DATA}/{model}"
     profile = RECORDED_AS.get(profile, profile)
-    if (model, profile) in KNOWN_DIFFERENCES:
-        pytest.xfail(KNOWN_DIFFERENCES[(model, profile)])
     if _has_lut_metadata(path):
         # TFLM without USE_TFLM_COMPRESSION ignores the metadata and runs the kernels on
         # the packed indices (reading past the weight buffers); we refuse the model
@@ -75,8 +62,6 @@ def test_matches_tflm_cortex_m_build(model, profile):
     ours = emulate(path, profile, report_arena(ref["min_arena_bytes"]))
     assert ours["report_lines"] == ref["report_lines"]
     assert ours["min_arena_bytes"] == ref["min_arena_bytes"]
-    if model in KNOWN_OUTPUT_DIFFERENCES and ours["outputs_fnv1a"] != ref["outputs_fnv1a"]:
-        pytest.xfail(KNOWN_OUTPUT_DIFFERENCES[model])
     assert ours["outputs_fnv1a"] == ref["outputs_fnv1a"]
 
 
@@ -135,3 +120,13 @@ def test_default_target_is_cortex_m4_with_cmsis_nn():
     assert it.target.name == "cortex-m4+cmsis-nn"
     from micro_runtime import Interpreter
     assert Interpreter.from_file(f"{DATA}/hello_world_int8.tflite")._interpreter.target.name == "host64"
+
+
+def test_cortex_m_builds_call_newlibs_expf():
+    """TFLM's float kernels call std::exp: newlib's fdlibm expf on Cortex-M, glibc's on
+    the host (the float LSTM of tflm_examples/trained_lstm.tflite differs otherwise)."""
+    from kernels.internal import libm_float, newlib_float
+    assert libm_float.c_expf(get_target("cortex-m3")) is newlib_float.expf
+    assert libm_float.c_expf(get_target("host64")) is libm_float.expf
+    x = np.linspace(-20, 20, 20001, dtype=np.float32)
+    assert (newlib_float.expf(x) != libm_float.expf(x)).any()

@@ -239,10 +239,21 @@ def tanhf(x) -> np.ndarray:
     return z.reshape(shape)
 
 
+def c_expf(target=None):
+    """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
+    (host builds, the default) or newlib's (Cortex-M builds, :mod:`.newlib_float`)."""
+    if getattr(target, "libm", "glibc") == "newlib":
+        from .newlib_float import expf as newlib_expf
+        return newlib_expf
+    return expf
+
+
 # ------------------------------------------------------------ float activations
-def sigmoid_reference_float(x) -> np.ndarray:
+def sigmoid_reference_float(x, exp=expf) -> np.ndarray:
     """reference_ops::Logistic for float32: 1 above 16.619047, exp(x) below -9,
-    else 1 / (1 + exp(-x)) (float32 operations)."""
+    else 1 / (1 + exp(-x)) (float32 operations); ``exp``: the C library's expf
+    (:func:`c_expf`)."""
+    expf = exp
     x = np.asarray(x, dtype=_F32)
     with np.errstate(all="ignore"):
         mid = _ONE / (_ONE + expf(-x))
@@ -251,9 +262,10 @@ def sigmoid_reference_float(x) -> np.ndarray:
     return out.astype(_F32)
 
 
-def activation_value_float(activation: int, x) -> np.ndarray:
+def activation_value_float(activation: int, x, exp=expf) -> np.ndarray:
     """TFLM's ActivationValFloat / PortableApplyActivationToVector on float32 values
-    (fmax / fmin semantics: a NaN operand is ignored)."""
+    (fmax / fmin semantics: a NaN operand is ignored); ``exp``: the C library's expf."""
+    expf = exp
     x = np.asarray(x, dtype=_F32)
     if activation == ACT_NONE:
         return x
