@@ -210,14 +210,16 @@ class CmsisNNConv2D(Conv2D):
                             "and reads the next group's bias from address 4 x channels per group "
                             "(TFLM's CMSIS-NN build crashes or reads the vector table)")
         if data.kind == INT16 and data.int64_accum:
-            self._invoke_s16_s64(node, data)
+            self._invoke_s16_s64(node, data, ctx.target.mve)
             return
         super().invoke(ctx, node)
 
     @staticmethod
-    def _invoke_s16_s64(node, data) -> None:
+    def _invoke_s16_s64(node, data, mve: bool) -> None:
         """arm_convolve_s16 with an int64 bias: int32 partial sums, int64 bias,
-        arm_nn_requantize_s64, clamp."""
+        arm_nn_requantize_s64, clamp. Without MVE the pixels go two by two through the
+        partial-sum kernel and a lone last pixel sums every column in int32; the MVE
+        kernel (4 pixels at a time) always switches to int64 after 512 columns."""
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         if out.size == 0:
@@ -244,7 +246,7 @@ class CmsisNNConv2D(Conv2D):
             full = conv_accumulators(data, x, np.float64, mat.astype(np.float64)).astype(np.int64)
             acc = wrap_int32(head_sum) + (full - head_sum)
             pixels = out_h * out_w
-            if pixels % 2 and k > 0:
+            if pixels % 2 and k > 0 and not mve:
                 last = (np.arange(batches) + 1) * pixels - 1
                 acc[:, last] = wrap_int32(full[:, last])
         if bias is not None:
