@@ -11,8 +11,7 @@ CASES = load_cases(OP)
 
 
 #: float32 LSTMs run TFLM's reference float code, whose sigmoid / tanh call the C
-#: library: newlib's expf / tanhf on Cortex-M, glibc's in the emulator (a few ulp apart)
-FLOAT_LIBM = "float32 LSTM outputs use newlib's tanhf / expf on Cortex-M (the emulator: glibc's)"
+#: library: newlib's expf on Cortex-M, which the Cortex-M targets use (Target.libm)
 FLOAT = [c for c in CASES if "_float32_" in c[0]]
 
 
@@ -21,7 +20,6 @@ def test_case_matches_tflm_cortex_m(name, profile, entry):
     check_case(OP, name, profile, entry, check_outputs="_float32_" not in name)
 
 
-@pytest.mark.xfail(reason=FLOAT_LIBM, strict=True)
 @pytest.mark.parametrize("name,profile,entry", FLOAT, ids=[f"{n}-{p}" for n, p, _ in FLOAT])
 def test_float_outputs_match_tflm_cortex_m(name, profile, entry):
     check_case(OP, name, profile, entry)
