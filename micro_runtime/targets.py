@@ -371,7 +371,8 @@ MCU32 = Target(
 # short enums and without USE_TFLM_COMPRESSION. Every size was checked by compiling
 # sizeof / alignof / offsetof probes against TFLM 90b983c2's headers and kernel sources
 # with arm-none-eabi-g++ -mcpu=cortex-m4 -mthumb -mfloat-abi=soft and the Makefile's
-# defines (the layout is the same for every -mcpu: AAPCS does not depend on the core).
+# defines; -mcpu=cortex-m0 and cortex-m55 give the same 123 sizes, alignments and offsets
+# (AAPCS does not depend on the core).
 # Structs not listed here have the mcu32 layout (no enum, no compression field).
 _CORTEX_M_OVERRIDES: Dict[str, Tuple[int, int, str]] = {
     "RecordingMicroAllocator": (124, 4, "MicroAllocator 36, recording_memory_allocator_ 4, 7 RecordedAllocation records 7x(3x4) = 84 (no compression record)"),
