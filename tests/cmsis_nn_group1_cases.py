@@ -3,6 +3,7 @@ FULLY_CONNECTED, SOFTMAX, AVERAGE_POOL_2D / MAX_POOL_2D, ADD and MUL: random sha
 quantisation, with the cases where CMSIS-NN's kernels, buffers or arithmetic part from the
 reference kernels:
 
+* rejections of the CMSIS-NN build: int16 zero points, int16 per-channel fully connected;
 * conv: 1x1 (no buffer), 1 x N (one-row input), im2col sizes (depth x filter not a
   multiple of 4), strides, dilation, SAME / VALID padding, groups (int8), int4 weights,
   int16 with int64 / int32 / no bias (CMSIS-NN: no bias = 32-bit path), int16 dot products
@@ -102,12 +103,14 @@ def _bias(rng, channels: int, btype: str, in_scale: float, filter_scales, magnit
 def conv_case(rng, index: int) -> Case:
     kinds = ("int8", "int8", "int8_1x1", "int8_1xn", "int4", "int16_s64", "int16_s32",
              "int16_nobias", "int8_groups", "int16_long", "float32", "int8")
-    kind = kinds[index % len(kinds)] if index < 48 else "int16_overflow"
+    kind = kinds[index % len(kinds)] if index < 48 else (
+        "int16_overflow" if index < 52 else "int16_zero_point")
     name = f"conv_{index:03d}_{kind}"
     io = "INT16" if kind.startswith("int16") else ("FLOAT32" if kind == "float32" else "INT8")
     batches = int(rng.choice([1, 1, 2]))
     in_h, in_w = int(rng.integers(1, 9)), int(rng.integers(1, 9))
     in_c = int(rng.integers(1, 13))
+    zero_point = int(rng.integers(1, 50)) if kind == "int16_zero_point" else 0
     out_c = int(rng.integers(1, 10))
     fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
     sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
@@ -170,8 +173,8 @@ def conv_case(rng, index: int) -> Case:
     else:
         wv = _data(rng, w_shape, "INT8", extreme=kind == "int16_long")
         wdef = TensorDef(w_shape, "INT8", data=wv, quant=fq)
-    inputs = [TensorDef(x_shape, io, quant=(in_scale, _io_zero_point(rng, io))), wdef]
-    if kind in ("int16_s64", "int16_long", "int16_overflow"):
+    inputs = [TensorDef(x_shape, io, quant=(in_scale, _io_zero_point(rng, io) + zero_point)), wdef]
+    if kind in ("int16_s64", "int16_long", "int16_overflow", "int16_zero_point"):
         inputs.append(_bias(rng, out_c, "INT64", in_scale, fscales, 1 << 22))
     elif kind == "int16_s32":
         inputs.append(_bias(rng, out_c, "INT32", in_scale, fscales, 30000))
@@ -191,9 +194,9 @@ def conv_case(rng, index: int) -> Case:
 def depthwise_conv_case(rng, index: int) -> Case:
     kinds = ("int8_3x3", "int8_opt", "int8_mult", "int8", "int4", "int16", "int8_one_channel",
              "float32", "int8_batch", "int4_mult", "int4_odd")
-    kind = kinds[index % len(kinds)]
+    kind = kinds[index % len(kinds)] if index < 48 else "int16_zero_point"
     name = f"depthwise_conv_{index:03d}_{kind}"
-    io = "INT16" if kind == "int16" else ("FLOAT32" if kind == "float32" else "INT8")
+    io = "INT16" if kind.startswith("int16") else ("FLOAT32" if kind == "float32" else "INT8")
     batches = 2 if kind == "int8_batch" else 1
     in_c = int(rng.integers(1, 17))
     if kind == "int4_odd":
@@ -247,7 +250,8 @@ def depthwise_conv_case(rng, index: int) -> Case:
         wdef = TensorDef(w_shape, "INT4", data=_pack_int4(rng.integers(-8, 8, w_shape)), quant=fq)
     else:
         wdef = TensorDef(w_shape, "INT8", data=_data(rng, w_shape, "INT8"), quant=fq)
-    inputs = [TensorDef(x_shape, io, quant=(in_scale, _io_zero_point(rng, io))), wdef]
+    zero_point = 7 if kind == "int16_zero_point" else _io_zero_point(rng, io)
+    inputs = [TensorDef(x_shape, io, quant=(in_scale, zero_point)), wdef]
     if io == "INT16":
         inputs.append(_bias(rng, out_c, "INT64", in_scale, fscales, 1 << 20))
     elif rng.random() < 0.8:
@@ -262,7 +266,8 @@ def depthwise_conv_case(rng, index: int) -> Case:
 def fully_connected_case(rng, index: int) -> Case:
     kinds = ("int8", "int8_per_channel", "int8_3d_per_channel", "int8_3d", "int4", "int16",
              "int16_nobias", "int16_long", "float32", "int8_runtime_weights")
-    kind = kinds[index % len(kinds)] if index < 48 else "int16_overflow"
+    kind = kinds[index % len(kinds)] if index < 48 else (
+        "int16_overflow" if index < 52 else "int16_per_channel")
     name = f"fully_connected_{index:03d}_{kind}"
     io = "INT16" if kind.startswith("int16") else ("FLOAT32" if kind == "float32" else "INT8")
     depth = int(rng.integers(1, 40))
