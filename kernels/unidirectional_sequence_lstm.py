@@ -21,8 +21,8 @@ Vectorisation: batches are independent, so both layouts are computed for every b
 once per time step (TFLM walks batch-major inputs one batch at a time; the arithmetic is
 the same), the four gates' weights sit side by side (one matmul per FC kind), and the
 input FCs of all time steps are computed before the time loop. Float32 FC sums keep
-TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf (glibc's; newlib's expf on Cortex-M)
-(:mod:`kernels.internal.libm_float`).
+TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf
+(glibc's; newlib's expf on Cortex-M; :mod:`kernels.internal.libm_float`).
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
 Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``eval``, ``info``, ``optimize``,
-``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (a profile of
-:mod:`micro_runtime.targets` or a core alias; default ``cortex-m4+cmsis-nn``), ``--interpreter recording|micro`` (the TFLM interpreter class
+``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (a
+profile of :mod:`micro_runtime.targets` or a core alias; default ``cortex-m4+cmsis-nn``),
+``--interpreter recording|micro`` (the TFLM interpreter class
 whose arena is meant: RecordingMicroInterpreter, the default, as the tflite-micro package
 and TFLM's tests use; MicroInterpreter, as firmware links) and ``--json``; every output
 names its target.
@@ -23,7 +24,7 @@ from typing import List, Optional
 import numpy as np
 
 from ..errors import InputError, MicroRuntimeError
-from ..targets import DEFAULT_TARGET, TARGET_ALIASES, TARGETS, get_target, targets_help
+from ..targets import DEFAULT_TARGET, TARGET_ALIASES, get_target, targets_help
 from .sizing import INTERPRETERS, SIZE_KEYS
 
 BUNDLED_PREFIX = "bundled:"
