@@ -1,6 +1,6 @@
 """ELU: float32 and int8, as TFLM's kernel.
 
-* float32: x for x >= 0 (and NaN), glibc's ``expm1f(x)`` for x < 0.
+* float32: x for x >= 0 (and NaN), the C library's ``expm1f(x)`` for x < 0.
 * int8: a 256-entry lookup table in the kernel's OpData (``int8_t table[256]``, the
   whole persistent buffer), filled in Prepare with float32 arithmetic: dequantise
   (input scale * (q - zero point)), ``expf(v) - 1`` for v < 0, times 1 / output scale,
@@ -13,7 +13,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import c_expf, expf, expm1f
+from .internal.float_math import math_for
+from .internal.libm_float import c_expf, expf
 from .internal.lut import apply_int8_table
 from .internal.quantization import round_half_away
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
@@ -84,5 +85,5 @@ class Elu(Kernel):
             result = apply_int8_table(node.user_data.table, x)
         else:
             with np.errstate(all="ignore"):
-                result = np.where(x < _F32(0.0), expm1f(x), x)
+                result = np.where(x < _F32(0.0), math_for(ctx.target).expm1f(x), x)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -21,7 +21,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .internal.libm_float import activation_value_float, c_expf
+from .internal.float_math import math_for
+from .internal.libm_float import activation_value_float
 from .internal.matmul import exact_int_matmul, float32_sequential_matmul
 from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
@@ -221,7 +222,7 @@ class Svdf(Kernel):
         np.copyto(flat[:-1], flat[1:])
         mem = flat.reshape(b, f, m)
         if x.dtype == np.float32:
-            self._invoke_float(data, x.reshape(b, -1), mem, out, c_expf(ctx.target))
+            self._invoke_float(data, x.reshape(b, -1), mem, out, math_for(ctx.target))
         else:
             self._invoke_int8(data, x.reshape(b, -1), mem, out, uniform)
 
@@ -256,8 +257,10 @@ class Svdf(Kernel):
         np.copyto(out.reshape(data.batch_size, data.num_units),
                   np.minimum(np.maximum(acc, -128), 127), casting="unsafe")
 
-    def _invoke_float(self, data, x, mem, out, exp=None):
-        """``exp``: the C library's expf of the target's build (sigmoid activation)."""
+    def _invoke_float(self, data, x, mem, out, math=None):
+        """``math``: the C library's float functions of the target's build (sigmoid and
+        tanh activations; :func:`math_for`)."""
+        math = math or math_for()
         mem[:, :, -1] = float32_sequential_matmul(x, data.weights_feature)
         scratch = np.zeros(mem.shape[:2], dtype=np.float32)
         wt = data.weights_time
@@ -268,4 +271,4 @@ class Svdf(Kernel):
         for r in range(data.rank):
             total += grouped[:, :, r]
         np.copyto(out.reshape(-1), activation_value_float(data.activation, total,
-                                                          exp or c_expf()).reshape(-1))
+                                                          math.expf, math.tanhf).reshape(-1))

@@ -81,7 +81,8 @@ class Target:
     float32_expressions: bool = False
     #: the C library whose float functions TFLM's float kernels call (``std::exp``):
     #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf) or ``"newlib"`` (arm-none-eabi:
-    #: newlib's fdlibm expf; :func:`kernels.internal.libm_float.c_expf` picks it)
+    #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
+    #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
     libm: str = "glibc"
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:

@@ -1,13 +1,22 @@
-"""newlib's expf (the C library of TFLM's arm-none-eabi builds) against values computed by
-newlib itself under QEMU (tests/data/newlib/expf.json; its ``about`` says how)."""
+"""newlib's float functions (the C library of TFLM's arm-none-eabi builds,
+kernels/internal/newlib_float.py) against values computed by newlib itself under QEMU
+(tests/data/newlib: its README says how), and the per-target dispatch
+(kernels/internal/float_math.py)."""
 import json
 import os
 
 import numpy as np
+import pytest
 
+from kernels.internal import float_math, newlib_float
 from kernels.internal.newlib_float import expf
+from micro_runtime.targets import get_target
+from tests.newlib_float_inputs import arithmetic_inputs, float_inputs
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "newlib", "expf.json")
+DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "newlib")
+DATA = os.path.join(DIR, "expf.json")
+#: |x| above which sinf / cosf reduce with __kernel_rem_pio2f (2^7 pi / 2)
+LARGE_TRIG = np.float32(201.06193)
 
 
 def test_expf_matches_newlib():
@@ -26,3 +35,69 @@ def test_expf_differs_from_glibc_somewhere():
     from kernels.internal.libm_float import expf as glibc_expf
     x = np.linspace(-20, 0, 20001, dtype=np.float32)
     assert (expf(x) != glibc_expf(x)).any()
+
+
+def _recorded(function):
+    x = float_inputs(function)
+    want = np.fromfile(os.path.join(DIR, f"{function}.out.bin"), "<u4")
+    assert want.size == x.size, "inputs and recorded outputs out of step"
+    return x, want
+
+
+def _assert_bit_exact(x, got, want):
+    got = np.asarray(got, np.float32).view(np.uint32)
+    bad = got != want       # NaN bit patterns too: TFLM's output hashes see them
+    assert not bad.any(), (f"{bad.sum()} of {x.size} differ, e.g. "
+                           + ", ".join(f"x={v!r}: {g:08x} vs newlib {w:08x}"
+                                       for v, g, w in zip(x[bad][:4], got[bad][:4], want[bad][:4])))
+
+
+@pytest.mark.parametrize("function", ["expf", "expm1f", "tanhf", "logf"])
+def test_matches_newlib_bit_for_bit(function):
+    x, want = _recorded(function)
+    _assert_bit_exact(x, getattr(newlib_float, function)(x), want)
+
+
+@pytest.mark.parametrize("function", ["sinf", "cosf"])
+@pytest.mark.parametrize("large", [False, True], ids=["medium", "large"])
+def test_trig_matches_newlib_bit_for_bit(function, large):
+    """Medium arguments (fdlibm's float pi/2 pieces) and large ones (|x| > 2^7 pi/2:
+    __kernel_rem_pio2f, incl. newlib's q0 == 0 quirk), each checked on its own."""
+    x, want = _recorded(function)
+    pick = (np.abs(x) > LARGE_TRIG) & np.isfinite(x)
+    pick = pick if large else ~pick
+    assert pick.sum() > (1500 if large else 7000)
+    _assert_bit_exact(x[pick], getattr(newlib_float, function)(x[pick]), want[pick])
+
+
+@pytest.mark.parametrize("function", ["expf", "logf", "sinf", "cosf"])
+def test_newlib_differs_from_glibc(function):
+    """Why Cortex-M targets need their own functions: glibc's differ on recorded inputs."""
+    x, want = _recorded(function)
+    glibc = getattr(float_math.GLIBC, function)(x).view(np.uint32)
+    assert (glibc != want).sum() > 10
+
+
+def test_targets_pick_their_c_library():
+    for name in ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m4+cmsis-nn", "cortex-m7+cmsis-nn",
+                 "cortex-m33+cmsis-nn", "cortex-m55+cmsis-nn"):
+        assert float_math.math_for(get_target(name)) is float_math.NEWLIB
+    for name in ("host64", "mcu32"):
+        assert float_math.math_for(get_target(name)) is float_math.GLIBC
+    assert float_math.math_for(None) is float_math.GLIBC
+
+
+def test_unknown_c_library_is_a_clear_error():
+    from micro_runtime.errors import MicroRuntimeError
+
+    class Odd:
+        libm = "musl"
+    with pytest.raises(MicroRuntimeError, match="musl"):
+        float_math.math_for(Odd())
+
+
+@pytest.mark.parametrize("function", ["expf", "expm1f", "tanhf", "logf", "sinf", "cosf"])
+def test_shapes_and_dtype_kept(function):
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(2, 3, 4)
+    y = getattr(newlib_float, function)(x)
+    assert y.shape == x.shape and y.dtype == np.float32

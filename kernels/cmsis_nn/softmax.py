@@ -19,7 +19,7 @@ import numpy as np
 from kernels.base import register_variant
 from kernels.softmax import OpData, Softmax
 
-from kernels.internal.newlib_float import expf as newlib_expf
+from kernels.internal.float_math import math_for
 
 from .internal.arithmetic import softmax_s8, softmax_s16
 
@@ -41,7 +41,7 @@ class CmsisNNSoftmax(Softmax):
             return
         rows = x.reshape(-1, data.depth)
         if x.dtype == np.float32:
-            result = Softmax._float(rows, data, newlib_expf)
+            result = Softmax._float(rows, data, math_for(ctx.target).expf)
         elif x.dtype == np.int16:
             result = softmax_s16(rows, data.input_multiplier, data.input_left_shift,
                                  data.exp_lut, data.one_over_one_plus_x_lut)

@@ -241,11 +241,10 @@ def tanhf(x) -> np.ndarray:
 
 def c_expf(target=None):
     """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
-    (host builds, the default) or newlib's (Cortex-M builds, :mod:`.newlib_float`)."""
-    if getattr(target, "libm", "glibc") == "newlib":
-        from .newlib_float import expf as newlib_expf
-        return newlib_expf
-    return expf
+    (host builds, the default) or newlib's (Cortex-M builds); shorthand for
+    ``float_math.math_for(target).expf``."""
+    from .float_math import math_for
+    return math_for(target).expf
 
 
 # ------------------------------------------------------------ float activations
@@ -262,9 +261,10 @@ def sigmoid_reference_float(x, exp=expf) -> np.ndarray:
     return out.astype(_F32)
 
 
-def activation_value_float(activation: int, x, exp=expf) -> np.ndarray:
+def activation_value_float(activation: int, x, exp=expf, tanh=tanhf) -> np.ndarray:
     """TFLM's ActivationValFloat / PortableApplyActivationToVector on float32 values
-    (fmax / fmin semantics: a NaN operand is ignored); ``exp``: the C library's expf."""
+    (fmax / fmin semantics: a NaN operand is ignored); ``exp`` / ``tanh``: the C library's
+    expf / tanhf (:func:`kernels.internal.float_math.math_for`)."""
     expf = exp
     x = np.asarray(x, dtype=_F32)
     if activation == ACT_NONE:
@@ -276,7 +276,7 @@ def activation_value_float(activation: int, x, exp=expf) -> np.ndarray:
     if activation == ACT_RELU6:
         return np.fmax(_F32(0.0), np.fmin(x, _F32(6.0)))
     if activation == ACT_TANH:
-        return tanhf(x)
+        return tanh(x)
     if activation == ACT_SIGN_BIT:
         return np.signbit(x).astype(_F32)
     if activation == ACT_SIGMOID:
