@@ -100,7 +100,7 @@ class Log(_FloatUnary):
 class Sqrt(_FloatUnary):
     op = "SQRT"
     supported_types = ("float32",)
-    fn = staticmethod(np.sqrt)
+    libm = "sqrtf"
 
 
 @register
@@ -244,7 +244,7 @@ class Rsqrt(_AbsRsqrt):
         y = node.output_arrays[0]
         if data.input_type == FLOAT32:
             with np.errstate(all="ignore"):
-                result = _F32(1.0) / np.sqrt(x)
+                result = _F32(1.0) / math_for(ctx.target).sqrtf(x)
         else:
             if x.size and int(x.min()) < data.input_offset:
                 raise ctx.error("Rsqrt is only defined for positive values")

@@ -17,8 +17,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
 from .internal.float_math import FloatMath, math_for
-from .l2norm import float_row_sum
-from .internal.float_ops import sequential_extreme, sub_f32
+from .internal.float_ops import sequential_extreme
 from .internal.quantization import (INT32_MIN, calculate_input_radius, exp_on_negative_values,
                            log_x_for_x_greater_than_or_equal_to_1, multiply_by_quantized_multiplier,
                            preprocess_log_softmax_scaling_exp, rounding_divide_by_pot, wrap_int32)
@@ -100,9 +99,9 @@ class LogSoftmax(Kernel):
     def _float(rows, math: FloatMath):
         with np.errstate(all="ignore"):
             row_max = sequential_extreme(rows, 1, -np.finfo(_F32).max)
-            shifted = sub_f32(rows, row_max[:, None])
-            log_sum = math.logf(float_row_sum(math.expf(shifted)))
-            return sub_f32(shifted, log_sum[:, None])
+            shifted = math.sub(rows, row_max[:, None])
+            log_sum = math.logf(math.row_sum(math.expf(shifted)))
+            return math.sub(shifted, log_sum[:, None])
 
     @staticmethod
     def _int8(rows, data):

@@ -18,7 +18,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.libm_float import c_expf, expf
+from .internal.float_math import GLIBC, FloatMath, math_for
+from .internal.libm_float import c_expf
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
 from .internal.quantization import (calculate_input_radius, count_leading_zeros_u32, exp_on_negative_values,
@@ -154,7 +155,7 @@ class Softmax(Kernel):
             return
         rows = x.reshape(-1, data.depth)
         if x.dtype == np.float32:
-            result = self._float(rows, data, c_expf(ctx.target))
+            result = self._float(rows, data, math_for(ctx.target))
         elif x.dtype == np.int16:
             result = self._int16(rows, data)
         else:
@@ -162,15 +163,15 @@ class Softmax(Kernel):
         np.copyto(y, result.reshape(y.shape).astype(y.dtype, copy=False))
 
     @staticmethod
-    def _float(rows: np.ndarray, data, exp=expf) -> np.ndarray:
-        """``exp``: the C library's expf (glibc's by default; Cortex-M builds pass
-        newlib's)."""
+    def _float(rows: np.ndarray, data, math: FloatMath = GLIBC) -> np.ndarray:
+        """``math``: the build's expf and float arithmetic (glibc / x86 by default;
+        Cortex-M builds pass newlib / ARM soft-float: :func:`math_for`)."""
         # std::max from the lowest float: NaNs never win, -inf rows keep the lowest
         row_max = sequential_extreme(rows, 1, _F32_LOWEST, keepdims=True)
         with np.errstate(all="ignore"):
-            exps = exp((rows - row_max) * np.float32(data.beta))
-            total = np.add.accumulate(exps, axis=1, dtype=np.float32)[:, -1:]
-            return exps / total
+            exps = math.expf(math.mul(math.sub(rows, row_max), np.float32(data.beta)))
+            total = math.row_sum(exps)[:, None]
+            return math.div(exps, total)
 
     @staticmethod
     def _int8_exp_table(data) -> np.ndarray:

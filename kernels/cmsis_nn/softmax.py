@@ -41,7 +41,7 @@ class CmsisNNSoftmax(Softmax):
             return
         rows = x.reshape(-1, data.depth)
         if x.dtype == np.float32:
-            result = Softmax._float(rows, data, math_for(ctx.target).expf)
+            result = Softmax._float(rows, data, math_for(ctx.target))
         elif x.dtype == np.int16:
             result = softmax_s16(rows, data.input_multiplier, data.input_left_shift,
                                  data.exp_lut, data.one_over_one_plus_x_lut)

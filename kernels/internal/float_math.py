@@ -1,6 +1,6 @@
 """The C library float functions a TFLM build's float kernels call (``std::exp``,
-``std::tanh``, ``std::log``, ...), chosen by the target's ``libm`` field: the one place a
-kernel asks for them.
+``std::tanh``, ``std::log``, ...) and the NaN rules of its float32 arithmetic, chosen by
+the target's ``libm`` field: the one place a kernel asks for them.
 
 * ``"glibc"`` (host64, mcu32: the tflite-micro package and the 32-bit x86 build link glibc
   2.36): glibc's table-driven expf / logf / sinf / cosf (:mod:`.libm_float`,
@@ -8,7 +8,12 @@ kernel asks for them.
 * ``"newlib"`` (every Cortex-M profile: arm-none-eabi's newlib 3.3.0, soft-float, so the
   fdlibm "obsolete math" everywhere, :mod:`.newlib_float`).
 
-sqrtf is IEEE (exact) in both, so kernels keep ``np.sqrt``; RSQRT is ``1.f / sqrtf(x)``.
+Arithmetic: glibc builds run x86 SSE (a NaN operand: the first one, quieted; an invalid
+operation: 0xffc00000); Cortex-M builds are -mfloat-abi=soft and call libgcc's ARM soft-float
+routines, whose NaN rules differ (:func:`.float_ops._arm_nan`); only NaN bit patterns differ.
+
+sqrtf is IEEE (exact) in both; only the NaN of a negative argument differs (x86's default
+NaN 0xffc00000 against newlib's 0x7fc00000). RSQRT is ``1.f / sqrtf(x)``.
 """
 from __future__ import annotations
 
@@ -17,14 +22,16 @@ from typing import Callable
 
 import numpy as np
 
-from . import glibc_float, libm_float, newlib_float
+from . import float_ops, glibc_float, libm_float, newlib_float
 
 Float32Function = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
 class FloatMath:
-    """One C library's float32 functions, each float32 array -> float32 array."""
+    """One build's float32 functions, each float32 array(s) -> float32 array: the C
+    library's, the element-wise arithmetic (``add`` ... ``div``, broadcasting) and the
+    sequential sum along the last axis (``row_sum``), with the build's NaN rules."""
     name: str
     expf: Float32Function
     expm1f: Float32Function
@@ -32,12 +39,38 @@ class FloatMath:
     logf: Float32Function
     sinf: Float32Function
     cosf: Float32Function
+    sqrtf: Float32Function
+    add: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    sub: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    mul: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    div: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    row_sum: Float32Function
+
+
+def _sqrtf_x86(x) -> np.ndarray:
+    """sqrtss: IEEE square root, the default NaN 0xffc00000 for x < 0."""
+    with np.errstate(all="ignore"):
+        return np.sqrt(np.asarray(x, dtype=np.float32))
+
+
+def _mul_x86(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.multiply(a, b, dtype=np.float32)
+
+
+def _div_x86(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.divide(a, b, dtype=np.float32)
 
 
 GLIBC = FloatMath("glibc", libm_float.expf, libm_float.expm1f, libm_float.tanhf,
-                  glibc_float.logf, glibc_float.sinf, glibc_float.cosf)
+                  glibc_float.logf, glibc_float.sinf, glibc_float.cosf, _sqrtf_x86,
+                  float_ops.add_f32, float_ops.sub_f32, _mul_x86, _div_x86,
+                  float_ops.x86_row_sum)
 NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_float.tanhf,
-                   newlib_float.logf, newlib_float.sinf, newlib_float.cosf)
+                   newlib_float.logf, newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf,
+                   float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,
+                   float_ops.arm_div_f32, float_ops.arm_row_sum)
 
 _LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB}
 

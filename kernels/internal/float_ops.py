@@ -83,3 +83,107 @@ def sequential_extreme(x: np.ndarray, axis: int, initial: float, is_max: bool = 
         flat[where] = np.where(has_zero, first, flat[where])
         result = flat.reshape(result.shape)
     return np.expand_dims(result, axis) if keepdims else result
+
+
+# --------------------------------------------------- Arm soft-float (libgcc) NaN rules
+_SIGN = np.uint32(0x80000000)
+_DEFAULT_QUIET = np.uint32(0x7FC00000)
+
+
+def _arm_nan(kind: str, a: np.ndarray, b: np.ndarray, result: np.ndarray) -> np.ndarray:
+    """``result`` (the IEEE value numpy computed) with the NaN libgcc's ARM soft-float
+    routines (``__aeabi_fadd`` / ``fsub`` / ``fmul`` / ``fdiv``, what -mfloat-abi=soft
+    Cortex-M code calls) return wherever the result is a NaN:
+
+    * add: a NaN ``a`` quieted; else a NaN ``b`` quieted, unless ``a`` is infinite (then
+      ``a`` quieted: inf's sign, payload 0); inf + -inf: ``a`` quieted (``a``'s sign).
+    * sub: add with ``b``'s sign bit flipped (a NaN ``b`` comes out negated).
+    * mul: a NaN ``a``, else ``b``, quieted; 0 * inf: the infinite operand quieted.
+    * div: a NaN ``a``, else ``b``, quieted; 0 / 0: ``a``'s sign, inf / inf: ``b``'s sign,
+      with 0x7fc00000.
+
+    (x86 SSE differs: invalid operations give 0xffc00000 and sub keeps ``b``'s sign.)
+    Measured against libgcc under QEMU (tests/data/newlib/{add,sub,mul,div}.out.bin)."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    result = np.asarray(result, np.float32)
+    nan_out = np.isnan(result)
+    if not nan_out.any():
+        return result
+    ab, bb = a.view(np.uint32), b.view(np.uint32)
+    if kind == "sub":
+        bb = bb ^ _SIGN
+        kind = "add"
+    a_nan, b_nan = np.isnan(a), np.isnan(b)
+    quiet_a, quiet_b = ab | _QUIET, bb | _QUIET
+    if kind == "add":
+        invalid_or_b = np.where(np.isinf(a), quiet_a, quiet_b)
+        bits = np.where(a_nan, quiet_a, np.where(b_nan, invalid_or_b, quiet_a))
+    elif kind == "mul":
+        inf_operand = np.where(np.isinf(a), ab, bb)
+        bits = np.where(a_nan, quiet_a, np.where(b_nan, quiet_b, (inf_operand & _SIGN) | _DEFAULT_QUIET))
+    elif kind == "div":
+        invalid = np.where(np.isinf(b), bb, ab) & _SIGN        # inf / inf: b's sign; 0 / 0: a's
+        bits = np.where(a_nan, quiet_a, np.where(b_nan, quiet_b, invalid | _DEFAULT_QUIET))
+    else:
+        raise ValueError(f"unknown operation {kind!r}")
+    return np.where(nan_out, bits.view(np.float32), result).astype(np.float32)
+
+
+def arm_add_f32(a, b) -> np.ndarray:
+    """``a + b`` in float32 with ARM soft-float's NaN rules (:func:`_arm_nan`)."""
+    with np.errstate(all="ignore"):
+        return _arm_nan("add", a, b, np.add(a, b, dtype=np.float32))
+
+
+def arm_sub_f32(a, b) -> np.ndarray:
+    """``a - b`` in float32 with ARM soft-float's NaN rules."""
+    with np.errstate(all="ignore"):
+        return _arm_nan("sub", a, b, np.subtract(a, b, dtype=np.float32))
+
+
+def arm_mul_f32(a, b) -> np.ndarray:
+    """``a * b`` in float32 with ARM soft-float's NaN rules."""
+    with np.errstate(all="ignore"):
+        return _arm_nan("mul", a, b, np.multiply(a, b, dtype=np.float32))
+
+
+def arm_div_f32(a, b) -> np.ndarray:
+    """``a / b`` in float32 with ARM soft-float's NaN rules."""
+    with np.errstate(all="ignore"):
+        return _arm_nan("div", a, b, np.divide(a, b, dtype=np.float32))
+
+
+def x86_row_sum(rows) -> np.ndarray:
+    """Sequential float32 sum along the last axis (TFLM's ``sum += x`` loop from 0.f) as
+    x86 SSE computes it: numpy's add.accumulate runs the same ``acc + x`` in order, and a
+    NaN accumulator stays first operand."""
+    rows = np.asarray(rows, np.float32)
+    if rows.shape[-1] == 0:
+        return np.zeros(rows.shape[:-1], np.float32)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(rows, axis=-1, dtype=np.float32)[..., -1] + np.float32(0.0)
+
+
+def arm_row_sum(rows) -> np.ndarray:
+    """:func:`x86_row_sum` with ARM soft-float's NaN rules: where the sum becomes a NaN,
+    the NaN libgcc's add makes of (sum so far, element) at that step (it then stays: a NaN
+    first operand is returned quieted)."""
+    rows = np.asarray(rows, np.float32)
+    if rows.shape[-1] == 0:
+        return np.zeros(rows.shape[:-1], np.float32)
+    with np.errstate(all="ignore"):
+        running = np.add.accumulate(rows, axis=-1, dtype=np.float32)
+    total = running[..., -1] + np.float32(0.0)
+    nan_rows = np.isnan(total)
+    if not nan_rows.any():
+        return total
+    flat_rows = rows.reshape(-1, rows.shape[-1])[nan_rows.reshape(-1)]
+    flat_running = running.reshape(-1, rows.shape[-1])[nan_rows.reshape(-1)]
+    first = np.argmax(np.isnan(flat_running), axis=1)
+    picks = np.arange(first.size)
+    before = np.where(first > 0, flat_running[picks, np.maximum(first - 1, 0)], np.float32(0.0))
+    nan = _arm_nan("add", before.astype(np.float32), flat_rows[picks, first],
+                   np.full(first.size, np.nan, np.float32))
+    out = total.reshape(-1).copy()
+    out[nan_rows.reshape(-1)] = nan
+    return out.reshape(total.shape)

@@ -18,6 +18,7 @@ targets. tests/test_newlib_float.py checks each against newlib run under QEMU.
 * ``logf``: fdlibm's __ieee754_logf (see :func:`logf`).
 * ``sinf``, ``cosf``: fdlibm's argument reduction by pi/2 and kernel polynomials (see
   :func:`sinf`).
+* ``sqrtf``: IEEE; only its NaN for x < 0 differs from x86's (see :func:`sqrtf`).
 """
 from __future__ import annotations
 
@@ -158,6 +159,20 @@ def logf(x) -> np.ndarray:
         result = np.where(sign & (magnitude == 0x7F800000), _f32_bits(0xFFC00000), result)
         result = np.where(magnitude == 0, f32(-np.inf), result)
     return result.astype(f32).reshape(shape)
+
+
+# ------------------------------------------------------------------------ sqrtf
+def sqrtf(x) -> np.ndarray:
+    """newlib's sqrtf on a float32 array: the IEEE square root (correctly rounded, as
+    ``np.sqrt``; -0 stays -0), a NaN comes out quieted with its sign and payload, and any
+    x < 0 (-inf too) gives the wrapper's nan("") 0x7fc00000 -- where x86's sqrtss gives the
+    negative default NaN 0xffc00000."""
+    x = np.asarray(x, dtype=_F32)
+    with np.errstate(all="ignore"):
+        root = np.sqrt(x).astype(_F32)
+    quiet = _f32_bits(x.view(np.uint32).astype(np.int64) | 0x00400000)
+    result = np.where(np.isnan(x), quiet, root)
+    return np.where(x < 0, _f32_bits(np.full(x.shape, 0x7FC00000)), result).astype(_F32)
 
 
 # ---------------------------------------------------------------- sinf, cosf
