@@ -362,7 +362,27 @@ def generate(op: str, count: int, seed: int) -> List[Case]:
         # zoo model's softmax saturates, so the layer is checked on its own)
         model, x = trained_lstm_layer(np.random.default_rng(seed + 1000))
         cases.append(("lstm_trained_layer", model, [x]))
+        cases.append(("lstm_int16_wide_extreme", *lstm_int16_extreme()))
     return cases
+
+
+def lstm_int16_extreme() -> Tuple[bytes, List[np.ndarray]]:
+    """An int16 LSTM whose input dot products leave int32 within CMSIS-NN's 512-column
+    fast path: 600 inputs of -32768 times input weights of -128 (2^22 a column, 2^31
+    after 512): DSP cores wrap that partial sum, no-DSP cores sum in 64 bits."""
+    rng = np.random.default_rng(77)
+    n_input, n_state = 600, 3
+    q = dict(s_in=1e-4, zp_in=0, s_h=_f32(2.0 ** -13), zp_h=0,
+             s_w_in=[_f32(1e-6)] * 4, s_w_rec=[_f32(1e-3)] * 4, bias_range=[1000] * 4,
+             s_cell=2.0 ** -11)
+    spec = Spec("int16", 1, 2, n_input, n_state, False, TANH, 0.0, 0, q)
+
+    def gen(shape, dtype, lo=None, hi=None):
+        if dtype == "int8" and tuple(shape) == (n_state, n_input):
+            return np.full(shape, -128, np.int8)
+        return rng_gen(rng)(shape, dtype, lo, hi)
+    model = lstm_model(spec, gen)
+    return model, [np.full(spec.input_shape, -32768, np.int16)]
 
 # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, SOFTMAX, pooling, ADD and MUL
 from tests.cmsis_nn_group1_cases import BUILDERS as _GROUP1_BUILDERS  # noqa: E402
