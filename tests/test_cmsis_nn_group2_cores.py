@@ -26,14 +26,14 @@ from tests.cmsis_nn_op_cases import lstm_case, svdf_case, batch_matmul_case
 CORES = ("cortex-m3+cmsis-nn", "cortex-m4+cmsis-nn", "cortex-m55+cmsis-nn")
 
 
-def _persistent(model, inputs, profile):
+def _run(model, inputs, profile):
+    """(interpreter after one invoke, scratch request sizes in bytes)."""
     it = MicroInterpreter(model, arena_size=1 << 21, target=get_target(profile), recording=True)
     it.allocate_tensors()
     for i, x in enumerate(inputs):
         it.set_input(x, i)
     it.invoke()
-    scratch = [req.bytes for req in it.allocator.scratch_requests]
-    return it, None, scratch
+    return it, [req.bytes for req in it.allocator.scratch_requests]
 
 
 def _persistent_requested(it) -> tuple:
@@ -55,7 +55,7 @@ def test_svdf_kernel_sums_only_on_mve():
     filters = int(name.split("_u")[1].split("_")[0]) * int(name.split("_r")[1].split("_")[0])
     figures = {}
     for profile in CORES:
-        it, _, _ = _persistent(model, inputs, profile)
+        it, _ = _run(model, inputs, profile)
         figures[profile] = _persistent_requested(it)
     assert figures["cortex-m3+cmsis-nn"] == figures["cortex-m4+cmsis-nn"]
     m4_bytes, m4_count = figures["cortex-m4+cmsis-nn"]
@@ -66,7 +66,7 @@ def test_batch_matmul_int8_scratch_only_on_mve():
     rng = np.random.default_rng(4)
     for index in (0, 2, 4):                              # int8 cases
         name, model, inputs = batch_matmul_case(rng, index)
-        scratch = {p: _persistent(model, inputs, p)[2] for p in CORES}
+        scratch = {p: _run(model, inputs, p)[1] for p in CORES}
         probe = MicroInterpreter(model, arena_size=1 << 21)
         probe.allocate_tensors()
         out_c = probe.output(0).shape[-1]
@@ -79,10 +79,10 @@ def test_lstm_kernel_sums_and_buffers_on_every_core():
     name, model, inputs = lstm_case(rng, 0)               # int8
     batch = int(name.split("_b")[1].split("_")[0])
     state = int(name.split("_s")[-1].split("_")[0])
-    results = {p: _persistent(model, inputs, p) for p in CORES}
+    results = {p: _run(model, inputs, p) for p in CORES}
     persistent = {p: _persistent_requested(r[0]) for p, r in results.items()}
     assert len(set(persistent.values())) == 1
-    for _, _, scratch in results.values():
+    for _, scratch in results.values():
         assert scratch == [batch * state * 2] * 3
 
 

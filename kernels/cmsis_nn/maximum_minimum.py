@@ -79,23 +79,23 @@ def broadcast_walk(shape1, shape2, out_shape):
             step1, step2 = w1 * c1, 1
             r1, r2 = k, np.zeros_like(k)
         else:
+            # per pixel: the elements read from each input and how far each pointer moves
             if c1 == c2:
-                per, s1, s2 = c1, c1, c1
+                s1, s2 = c1, c1
                 e1 = e2 = np.arange(c1, dtype=np.int64)
             elif c1 == 1:
-                per, s1, s2 = c2, 1, c2
+                s1, s2 = 1, c2
                 e1, e2 = np.zeros(c2, np.int64), np.arange(c2, dtype=np.int64)
             elif c2 == 1:
-                per, s1, s2 = c1, c1, 1
+                s1, s2 = c1, 1
                 e1, e2 = np.arange(c1, dtype=np.int64), np.zeros(c1, np.int64)
             else:
-                per, s1, s2 = 0, 0, 0        # no branch taken: nothing written
+                s1, s2 = 0, 0                # no branch taken: nothing written
                 e1 = e2 = np.zeros(0, np.int64)
             x = np.arange(ow, dtype=np.int64)[:, None]
             r1 = (x * (s1 - wd1) + e1[None, :]).reshape(1, -1)
             r2 = (x * (s2 - wd2) + e2[None, :]).reshape(1, -1)
             step1, step2 = ow * (s1 - wd1), ow * (s2 - wd2)
-            del per
         p1.append((base1 + rows * (step1 + hd1) + r1).reshape(-1))
         p2.append((base2 + rows * (step2 + hd2) + r2).reshape(-1))
     return np.concatenate(p1), np.concatenate(p2)
