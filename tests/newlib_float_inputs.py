@@ -49,6 +49,39 @@ def float_inputs(function: str) -> np.ndarray:
     return bits.view(np.float32)
 
 
+def double_inputs(function: str = "exp") -> np.ndarray:
+    """The recorded float64 inputs of newlib's double ``exp`` (DETECTION_POSTPROCESS's
+    std::exp(double)): specials, the branch points +- a few ulps, random bit patterns,
+    and a dense sample of [-50, 50] (box-size encodings over scales)."""
+    rng = np.random.default_rng(sum(function.encode()) + 64)
+    branches = np.array([0.0, 0.34657359027997264, 1.0397207708399179, 709.782712893384,
+                         -745.1332191019411, 2.0 ** -28, 1.0, -1.0], np.float64)
+    branches = np.concatenate([branches, -branches])
+    near = (branches.view(np.int64)[:, None] + np.arange(-2, 3)[None, :]).reshape(-1).view(np.float64)
+    specials = np.array([np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 1e308, -1e308], np.float64)
+    bits = rng.integers(0, 2**63, 1500, dtype=np.int64).view(np.float64) * rng.choice([-1.0, 1.0], 1500)
+    dense = rng.uniform(-50, 50, 6000)
+    small = rng.uniform(-1, 1, 1000) * 2.0 ** rng.integers(-40, 1, 1000)
+    return np.concatenate([specials, near, bits, dense, small]).astype(np.float64)
+
+
+def double_add_inputs() -> np.ndarray:
+    """(n, 2) float64 operand pairs for libgcc's soft-float double add: exponent gaps of
+    25..60 (the routine's word-shift paths), powers of two and mantissas near them (sums
+    that lose or gain a bit), both signs, either order."""
+    rng = np.random.default_rng(33)
+    n = 6000
+    m = np.where(rng.random(n) < 0.5, 1.0, rng.uniform(1, 2, n))
+    m = np.where(rng.random(n) < 0.2, 1 + 2.0 ** -52 * rng.integers(1, 5, n), m)
+    m = np.where(rng.random(n) < 0.1, 2 - 2.0 ** -52 * rng.integers(1, 5, n), m)
+    a = m * 2.0 ** rng.integers(-60, 60, n) * rng.choice([-1, 1], n)
+    gap = rng.integers(25, 61, n)
+    mb = np.where(rng.random(n) < 0.3, 1.0, rng.uniform(1, 2, n))
+    b = mb * 2.0 ** (np.floor(np.log2(np.abs(a))) - gap) * rng.choice([-1, 1], n)
+    swap = rng.random(n) < 0.5
+    return np.stack([np.where(swap, a, b), np.where(swap, b, a)], axis=1)
+
+
 def arithmetic_inputs() -> np.ndarray:
     """(n, 2) float32 operand pairs: NaN / NaN (both signs, quiet and signalling, payloads),
     NaN / number, number / NaN, and inf / 0 pairs that make a NaN."""

@@ -17,6 +17,7 @@ NaN 0xffc00000 against newlib's 0x7fc00000). RSQRT is ``1.f / sqrtf(x)``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -45,6 +46,9 @@ class FloatMath:
     mul: Callable[[np.ndarray, np.ndarray], np.ndarray]
     div: Callable[[np.ndarray, np.ndarray], np.ndarray]
     row_sum: Float32Function
+    #: double ``exp`` (``std::exp(double)``) and double ``a + b``, float64 arrays
+    exp64: Callable[[np.ndarray], np.ndarray]
+    dadd: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def _sqrtf_x86(x) -> np.ndarray:
@@ -63,14 +67,31 @@ def _div_x86(a, b) -> np.ndarray:
         return np.divide(a, b, dtype=np.float32)
 
 
+def _exp64_glibc(x) -> np.ndarray:
+    """glibc's double exp (Python's ``math.exp`` calls it), element by element."""
+    def one(v: float) -> float:
+        try:
+            return math.exp(v)
+        except OverflowError:
+            return math.inf
+    x = np.asarray(x, np.float64)
+    return np.array([one(v) for v in x.reshape(-1).tolist()], np.float64).reshape(x.shape)
+
+
+def _dadd_ieee(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.add(a, b, dtype=np.float64)
+
+
 GLIBC = FloatMath("glibc", libm_float.expf, libm_float.expm1f, libm_float.tanhf,
                   glibc_float.logf, glibc_float.sinf, glibc_float.cosf, _sqrtf_x86,
                   float_ops.add_f32, float_ops.sub_f32, _mul_x86, _div_x86,
-                  float_ops.x86_row_sum)
+                  float_ops.x86_row_sum, _exp64_glibc, _dadd_ieee)
 NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_float.tanhf,
                    newlib_float.logf, newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf,
                    float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,
-                   float_ops.arm_div_f32, float_ops.arm_row_sum)
+                   float_ops.arm_div_f32, float_ops.arm_row_sum, newlib_float.exp64,
+                   float_ops.libgcc_dadd)
 
 _LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB}
 

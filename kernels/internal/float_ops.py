@@ -187,3 +187,73 @@ def arm_row_sum(rows) -> np.ndarray:
     out = total.reshape(-1).copy()
     out[nan_rows.reshape(-1)] = nan
     return out.reshape(total.shape)
+
+
+# ------------------------------------------- libgcc's ARM soft-float double add
+_MANT52 = (1 << 52) - 1
+
+
+def _libgcc_dadd_far(a: float, b: float) -> float:
+    """libgcc's __adddf3 for two normal doubles whose exponents differ by 33..54 (the
+    smaller one shifted right by more than a word): the smaller's low word only sets a
+    sticky bit, so when the sum loses its top bit (an effective subtraction) and is shifted
+    back left, the bit below the result's last place is gone and the rounding is not
+    IEEE's. Integer model of the routine: two's-complement 64-bit mantissas, 32 extension
+    bits, 96-bit negation of a negative sum, one normalising shift, round to nearest even
+    on the extension."""
+    ab = int(np.float64(a).view(np.uint64))
+    bb = int(np.float64(b).view(np.uint64))
+    ea, eb = (ab >> 52) & 0x7FF, (bb >> 52) & 0x7FF
+    if ea < eb:
+        ab, bb, ea, eb = bb, ab, eb, ea
+    shift = ea - eb
+    x = (ab & _MANT52) | (1 << 52)
+    y = (bb & _MANT52) | (1 << 52)
+    x = -x if ab >> 63 else x
+    y = -y if bb >> 63 else y
+    y &= (1 << 64) - 1
+    y_low, y_high = y & 0xFFFFFFFF, y >> 32
+    y_high_signed = y_high - (1 << 32) if y_high >> 31 else y_high
+    extension = (y_high << (64 - shift)) & 0xFFFFFFFF
+    if y_low:
+        extension |= 2
+    total = x + (y_high_signed >> (shift - 32))
+    exponent = ea - 1
+    negative = total < 0
+    if negative:
+        wide = (-((total << 32) | extension)) & ((1 << 96) - 1)
+        total, extension = wide >> 32, wide & 0xFFFFFFFF
+    if total >= 1 << 53:
+        extension = ((total & 1) << 31) | (extension >> 1)
+        total >>= 1
+        exponent += 1
+    elif total < 1 << 52:
+        total = (total << 1) | (extension >> 31)
+        extension = (extension << 1) & 0xFFFFFFFF
+        exponent -= 1
+    if extension > 0x80000000 or (extension == 0x80000000 and total & 1):
+        total += 1
+    bits = (exponent << 52) + total + (int(negative) << 63)
+    return float(np.uint64(bits).view(np.float64))
+
+
+def libgcc_dadd(a, b) -> np.ndarray:
+    """``a + b`` in double as libgcc's ARM soft-float __aeabi_dadd computes it: IEEE
+    except where the exponents of two normal operands differ by 33 to 54 (see
+    :func:`_libgcc_dadd_far`; those few elements one at a time)."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    with np.errstate(all="ignore"):
+        result = np.add(a, b)
+    ea = (a.view(np.uint64) >> np.uint64(52)).astype(np.int64) & 0x7FF
+    eb = (b.view(np.uint64) >> np.uint64(52)).astype(np.int64) & 0x7FF
+    gap = np.abs(ea - eb)
+    far = (gap >= 33) & (gap <= 54) & (ea > 0) & (eb > 0) & (ea < 0x7FF) & (eb < 0x7FF)
+    if far.any():
+        result = np.array(result, copy=True)
+        result[far] = [_libgcc_dadd_far(x, y) for x, y in zip(a[far].tolist(), b[far].tolist())]
+    return result
+
+
+def libgcc_dsub(a, b) -> np.ndarray:
+    """``a - b`` in double as libgcc's __aeabi_dsub (an add of -b)."""
+    return libgcc_dadd(a, np.negative(np.asarray(b, np.float64)))

@@ -497,3 +497,67 @@ def sinf(x) -> np.ndarray:
 def cosf(x) -> np.ndarray:
     """newlib's cosf (fdlibm sf_cos.c), as :func:`sinf` with the quadrant shifted by one."""
     return _sin_or_cos(x, cosine=True)
+
+
+# ------------------------------------------------------------- exp (double)
+_F64 = np.float64
+_D_LN2_HI = _F64(6.93147180369123816490e-01)
+_D_LN2_LO = _F64(1.90821492927058770002e-10)
+_D_INV_LN2 = _F64(1.44269504088896338700e+00)
+_D_P = (_F64(1.66666666666666019037e-01), _F64(-2.77777777770155933842e-03),
+        _F64(6.61375632143793436117e-05), _F64(-1.65339022054652515390e-06),
+        _F64(4.13813679705723846039e-08))
+_D_O_THRESHOLD = _F64(7.09782712893383973096e+02)
+_D_U_THRESHOLD = _F64(-7.45133219101941108420e+02)
+_D_TWO_M1000 = _F64(9.33263618503218878990e-302)
+
+
+def exp64(x) -> np.ndarray:
+    """newlib's double ``exp`` (fdlibm __ieee754_exp behind the wrapper) on a float64
+    array: the float algorithm of :func:`expf` in double -- k from x / ln2 (+-1 for
+    0.5 ln2 < |x| < 1.5 ln2), r = hi - lo with ln2 in two pieces, a degree-5 polynomial
+    c(r) and 1 - ((lo - r c / (2 - c)) - hi) scaled by 2^k (k < -1021: 2^(k + 1000) then
+    times 2^-1000); |x| < 2^-28 gives 1 + x; overflow past 709.78 gives inf, underflow
+    below -745.13 gives 0; NaN -> x + x. Soft-float: every add and subtract is libgcc's
+    (:func:`.float_ops.libgcc_dadd`, not always IEEE-rounded), products and quotients
+    IEEE."""
+    from .float_ops import libgcc_dadd as add, libgcc_dsub as sub
+    x = np.asarray(x, dtype=_F64)
+    shape = x.shape
+    x = x.reshape(-1)
+    f = _F64
+    one, two = f(1.0), f(2.0)
+    with np.errstate(all="ignore"):
+        high = (x.view(np.int64) >> 32) & 0xFFFFFFFF
+        negative = high >= 0x80000000
+        hx = high & 0x7FFFFFFF
+        near = (hx > 0x3FD62E42) & (hx < 0x3FF0A2B2)
+        far = hx >= 0x3FF0A2B2
+        half = np.where(negative, f(-0.5), f(0.5))
+        k_far = np.trunc(add(_D_INV_LN2 * x, half))
+        k_far = np.where(far & np.isfinite(k_far) & (np.abs(k_far) < 2**31), k_far, 0).astype(np.int64)
+        t = k_far.astype(f)
+        sign = np.where(negative, f(-1.0), f(1.0))
+        hi = np.where(near, sub(x, sign * _D_LN2_HI), sub(x, t * _D_LN2_HI))
+        lo = np.where(near, sign * _D_LN2_LO, t * _D_LN2_LO)
+        k = np.where(near, np.where(negative, -1, 1), np.where(far, k_far, 0)).astype(np.int64)
+        reduced = near | far
+        r = np.where(reduced, sub(hi, lo), x)
+        tt = r * r
+        poly = _D_P[4]
+        for p in _D_P[3::-1]:
+            poly = add(p, tt * poly)
+        c = sub(r, tt * poly)
+        rc = r * c
+        small = sub(one, sub(rc / sub(c, two), r))
+        y = sub(one, sub(sub(lo, rc / sub(two, c)), hi))
+        normal = k >= -1021
+        shift = np.where(normal, k, k + 1000)
+        scaled = (y.view(np.int64) + (shift << 52)).view(f)
+        scaled = np.where(normal, scaled, scaled * _D_TWO_M1000)
+        result = np.where(k == 0, small, scaled)
+        result = np.where(hx < 0x3E300000, add(one, x), result)
+        result = np.where(x > _D_O_THRESHOLD, f(np.inf), result)
+        result = np.where(x < _D_U_THRESHOLD, f(0.0), result)
+        result = np.where(np.isnan(x), x + x, result)
+    return result.reshape(shape)
