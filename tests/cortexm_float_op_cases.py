@@ -53,6 +53,37 @@ def _rows_inputs(seed: int) -> np.ndarray:
     return x
 
 
+def detection_case() -> Tuple[bytes, List[np.ndarray]]:
+    """DETECTION_POSTPROCESS (fast NMS, one class, every box kept: IoU threshold 1, score
+    threshold -1, distinct scores) over 256 anchors: box decoding in double with the C
+    library's exp -- a quarter of the size encodings put exp's argument in
+    (-2^-32, -2^-33) and a quarter of the centre encodings make a centre offset 33 binades
+    below the anchor centre, where libgcc's soft-float double add rounds otherwise than
+    IEEE."""
+    from flatbuffers import flexbuffers as flex
+    rng = np.random.default_rng(21)
+    n = 256
+    anchors = np.stack([rng.uniform(0.25, 1, n), rng.uniform(0.25, 1, n), rng.uniform(0.05, 0.6, n),
+                        rng.uniform(0.05, 0.6, n)], axis=1).astype(np.float32)
+    boxes = rng.normal(size=(n, 4)).astype(np.float32)
+    tiny = -(2.0 ** -32.5) * rng.uniform(0.75, 1.3, (n // 4, 2)) * 5.0
+    boxes[: n // 4, 2:] = tiny.astype(np.float32)
+    offset = (2.0 ** -33.5) * anchors[n // 4: n // 2, :2] / anchors[n // 4: n // 2, 2:]
+    boxes[n // 4: n // 2, :2] = (offset * 10.0 * rng.choice([-1, 1], (n // 4, 2))).astype(np.float32)
+    scores = rng.permutation(n).astype(np.float32).reshape(1, n, 1) / np.float32(n)
+    options = flex.Dumps(dict(max_detections=n, max_classes_per_detection=1, use_regular_nms=False,
+                              num_classes=1, nms_score_threshold=-1.0, nms_iou_threshold=1.0,
+                              y_scale=10.0, x_scale=10.0, h_scale=5.0, w_scale=5.0))
+    model = single_op_model(
+        "TFLite_Detection_PostProcess",
+        [TensorDef((1, n, 4), "FLOAT32"), TensorDef((1, n, 1), "FLOAT32"),
+         TensorDef((n, 4), "FLOAT32", data=anchors)],
+        [TensorDef((1, n, 4), "FLOAT32"), TensorDef((1, n), "FLOAT32"), TensorDef((1, n), "FLOAT32"),
+         TensorDef((1,), "FLOAT32")],
+        custom_options=options)
+    return model, [boxes.reshape(1, n, 4), scores]
+
+
 def cases() -> Dict[str, Tuple[bytes, List[np.ndarray]]]:
     out = {}
     for op, (seed, low, high) in _ELEMENTWISE.items():

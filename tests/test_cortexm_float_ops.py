@@ -51,3 +51,14 @@ def test_host_build_differs(name):
     """The cases tell the C libraries apart: the host64 build (glibc, x86) computes other
     bits on them."""
     assert (_ours(name, "host64") != _want(name)).any()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_detection_postprocess_matches_tflm_cortex_m(profile):
+    """Box decoding in double with newlib's exp and libgcc's double add (size encodings
+    putting exp's argument where soft-float 1 + x is not IEEE-rounded): all four outputs."""
+    from tests.cortexm_float_op_cases import detection_case
+    model, inputs = detection_case()
+    outs, _, _ = run_ours(model, inputs, target=profile, arena_size=2_000_000)
+    for k, (ours, want) in enumerate(zip(outs, RECORD["detection_postprocess"])):
+        assert np.asarray(ours, np.float32).tobytes() == bytes.fromhex(want), f"output {k}"
