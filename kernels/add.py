@@ -6,6 +6,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import broadcast_shape, check_binary_shapes
 from .internal.lut import apply_int8_pair_table, int8_pair_table
 from .internal.quantization import (activation_range_float, activation_range_quantized,
@@ -114,7 +115,9 @@ class Add(Kernel):
         x1, x2 = node.input_arrays
         out = node.output_arrays[0]
         if out.dtype == np.float32:
-            total = np.add(x1, x2, dtype=np.float32)
+            c_math = math_for(ctx.target)                  # the build's NaN rules
+            commuted = c_math.commuted_add_mul and x1.shape == x2.shape     # not broadcast
+            total = c_math.add(x2, x1) if commuted else c_math.add(x1, x2)
             result = np.minimum(np.maximum(total, data.act_min_f), data.act_max_f)
         elif out.dtype == np.int32:
             result = wrap_int32(x1.astype(np.int64) + x2.astype(np.int64))

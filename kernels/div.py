@@ -20,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32, count_leading_sign_bits_int32,
@@ -133,7 +134,7 @@ class Div(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
-                quotient = np.divide(x1, x2, dtype=np.float32)
+                quotient = math_for(ctx.target).div(x1, x2)    # the build's NaN rules
             result = clamp_float32(quotient, data.act_min, data.act_max)
         elif out.dtype == np.int32:
             a = x1.astype(np.int64)

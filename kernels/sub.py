@@ -14,6 +14,7 @@ import numpy as np
 from .add import RescaleParams, rescaled_inputs, requantize_sum
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (activation_bounds_float32, activation_bounds_int32, clamp_float32,
                            wrap_int32)
@@ -76,7 +77,7 @@ class Sub(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
-                diff = np.subtract(x1, x2, dtype=np.float32)
+                diff = math_for(ctx.target).sub(x1, x2)    # the build's NaN rules
             result = clamp_float32(diff, data.act_min, data.act_max)
         elif out.dtype == np.int32:
             diff = wrap_int32(x1.astype(np.int64) - x2.astype(np.int64))

@@ -53,6 +53,19 @@ def _rows_inputs(seed: int) -> np.ndarray:
     return x
 
 
+def _binary_inputs(seed: int):
+    """Two 1024-element float32 operands: every pair of 15 NaN / infinity / zero / number
+    values (225), random bit patterns, the rest uniform in [-10, 10) (with exact zeros)."""
+    from tests.newlib_float_inputs import arithmetic_inputs
+    rng = np.random.default_rng(seed)
+    pairs = arithmetic_inputs()
+    bits = rng.integers(0, 2**32, (200, 2), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    rest = rng.uniform(-10, 10, (_N - len(pairs) - len(bits), 2)).astype(np.float32)
+    rest[::17] = 0.0
+    both = np.concatenate([pairs, bits, rest]).astype(np.float32)
+    return [np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])]
+
+
 def detection_case() -> Tuple[bytes, List[np.ndarray]]:
     """DETECTION_POSTPROCESS (fast NMS, one class, every box kept: IoU threshold 1, score
     threshold -1, distinct scores) over 256 anchors: box decoding in double with the C
@@ -97,4 +110,14 @@ def cases() -> Dict[str, Tuple[bytes, List[np.ndarray]]]:
         model = single_op_model(op, [TensorDef(x.shape, "FLOAT32")], [TensorDef(x.shape, "FLOAT32")],
                                 **options)
         out[name] = (model, [x])
+    for seed, op in enumerate(("ADD", "SUB", "MUL", "DIV"), start=20):
+        a, b = _binary_inputs(seed)
+        model = single_op_model(op, [TensorDef(a.shape, "FLOAT32"), TensorDef(b.shape, "FLOAT32")],
+                                [TensorDef(a.shape, "FLOAT32")])
+        out[op.lower()] = (model, [a, b])
+        # broadcast: (4, 256) with (1, 256), TFLM's broadcast loops
+        a4, b1 = a.reshape(4, 256), b[:256].reshape(1, 256)
+        model = single_op_model(op, [TensorDef(a4.shape, "FLOAT32"), TensorDef(b1.shape, "FLOAT32")],
+                                [TensorDef(a4.shape, "FLOAT32")])
+        out[op.lower() + "_broadcast"] = (model, [a4, b1])
     return out

@@ -49,6 +49,11 @@ class FloatMath:
     #: double ``exp`` (``std::exp(double)``) and double ``a + b``, float64 arrays
     exp64: Callable[[np.ndarray], np.ndarray]
     dadd: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    #: the build's compiled float ADD / MUL loops pass input 2 as the first operand of
+    #: the add / multiply (arm-none-eabi-gcc commutes them; which NaN comes out depends
+    #: on it): measured on TFLM's Cortex-M builds for same-shape inputs; their broadcast
+    #: loops keep input 1 first
+    commuted_add_mul: bool = False
 
 
 def _sqrtf_x86(x) -> np.ndarray:
@@ -91,7 +96,7 @@ NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_floa
                    newlib_float.logf, newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf,
                    float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,
                    float_ops.arm_div_f32, float_ops.arm_row_sum, newlib_float.exp64,
-                   float_ops.libgcc_dadd)
+                   float_ops.libgcc_dadd, commuted_add_mul=True)
 
 _LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB}
 
