@@ -120,4 +120,11 @@ def cases() -> Dict[str, Tuple[bytes, List[np.ndarray]]]:
         model = single_op_model(op, [TensorDef(a4.shape, "FLOAT32"), TensorDef(b1.shape, "FLOAT32")],
                                 [TensorDef(a4.shape, "FLOAT32")])
         out[op.lower() + "_broadcast"] = (model, [a4, b1])
+    a, b = _binary_inputs(30)
+    c = b[::-1].copy()
+    model = single_op_model("ADD_N", [TensorDef(a.shape, "FLOAT32")] * 3, [TensorDef(a.shape, "FLOAT32")])
+    out["add_n"] = (model, [a, b, c])
+    model = single_op_model("SQUARED_DIFFERENCE", [TensorDef(a.shape, "FLOAT32"), TensorDef(b.shape, "FLOAT32")],
+                            [TensorDef(a.shape, "FLOAT32")])
+    out["squared_difference"] = (model, [a, b])
     return out

@@ -1,6 +1,6 @@
 """Float32 ops whose kernels call the C library (TANH, LOGISTIC, EXP, LOG, SIN, COS, ELU,
-SOFTMAX, LOG_SOFTMAX) or sqrtf (SQRT, RSQRT), and ADD / SUB / MUL / DIV on NaN operands
-(same-shape and broadcast), bit for bit against TFLM's Cortex-M builds run
+SOFTMAX, LOG_SOFTMAX) or sqrtf (SQRT, RSQRT), and ADD / SUB / MUL / DIV (same-shape and
+broadcast), ADD_N and SQUARED_DIFFERENCE on NaN operands, bit for bit against TFLM's Cortex-M builds run
 under QEMU (tests/data/cortexm_float_ops.json; its ``about`` says how): newlib's fdlibm
 functions and ARM soft-float NaN rules on every Cortex-M profile, glibc's / x86's on the
 host builds (which differ on these inputs)."""
@@ -47,7 +47,8 @@ def test_matches_tflm_cortex_m(name, profile):
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sin", "cos", "logistic", "softmax", "log_softmax",
-                                  "sqrt", "add", "sub", "mul", "div", "add_broadcast"])
+                                  "sqrt", "add", "sub", "mul", "div", "add_broadcast",
+                                  "add_n", "squared_difference"])
 def test_host_build_differs(name):
     """The cases tell the C libraries apart: the host64 build (glibc, x86) computes other
     bits on them."""
