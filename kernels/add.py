@@ -6,6 +6,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import broadcast_shape, check_binary_shapes
 from .internal.lut import apply_int8_pair_table, int8_pair_table
 from .internal.quantization import (activation_range_float, activation_range_quantized,
@@ -17,18 +18,27 @@ from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 class RescaleParams:
     """Quantized add/sub parameters (TFLM's ArithmeticParams subset)."""
 
-    def __init__(self, in1, in2, out, activation, left_shift: int):
+    def __init__(self, in1, in2, out, activation, left_shift: int, float32: bool = False):
+        """``float32``: the three real multipliers are float32 expressions widened to
+        double (TFLM 90b983c2's SUB) instead of double ones (ADD; the package's SUB)."""
         self.left_shift = left_shift
         self.input1_offset = -in1.zero_point
         self.input2_offset = -in2.zero_point
         self.output_offset = out.zero_point
-        twice_max = 2.0 * float(max(np.float32(in1.scale), np.float32(in2.scale)))
-        self.input1_multiplier, self.input1_shift = quantize_multiplier_smaller_than_one_exp(
-            float(in1.scale) / twice_max)
-        self.input2_multiplier, self.input2_shift = quantize_multiplier_smaller_than_one_exp(
-            float(in2.scale) / twice_max)
-        self.output_multiplier, self.output_shift = quantize_multiplier_smaller_than_one_exp(
-            twice_max / ((1 << left_shift) * float(out.scale)))
+        if float32:
+            f = np.float32
+            twice = f(2) * max(f(in1.scale), f(in2.scale))
+            real1 = float(f(in1.scale) / twice)
+            real2 = float(f(in2.scale) / twice)
+            real_out = float(twice / (f(1 << left_shift) * f(out.scale)))
+        else:
+            twice_max = 2.0 * float(max(np.float32(in1.scale), np.float32(in2.scale)))
+            real1 = float(in1.scale) / twice_max
+            real2 = float(in2.scale) / twice_max
+            real_out = twice_max / ((1 << left_shift) * float(out.scale))
+        self.input1_multiplier, self.input1_shift = quantize_multiplier_smaller_than_one_exp(real1)
+        self.input2_multiplier, self.input2_shift = quantize_multiplier_smaller_than_one_exp(real2)
+        self.output_multiplier, self.output_shift = quantize_multiplier_smaller_than_one_exp(real_out)
         self.act_min, self.act_max = activation_range_quantized(
             activation, out.dtype, out.scale, out.zero_point)
 
@@ -105,7 +115,9 @@ class Add(Kernel):
         x1, x2 = node.input_arrays
         out = node.output_arrays[0]
         if out.dtype == np.float32:
-            total = np.add(x1, x2, dtype=np.float32)
+            c_math = math_for(ctx.target)                  # the build's NaN rules
+            commuted = c_math.commuted_add_mul and x1.shape == x2.shape     # not broadcast
+            total = c_math.add(x2, x1) if commuted else c_math.add(x1, x2)
             result = np.minimum(np.maximum(total, data.act_min_f), data.act_max_f)
         elif out.dtype == np.int32:
             result = wrap_int32(x1.astype(np.int64) + x2.astype(np.int64))

@@ -22,7 +22,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
-from .internal.float_ops import add_f32
+from .internal.float_math import math_for
 from .internal.quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
@@ -116,9 +116,10 @@ class AddN(Kernel):
         out = node.output_arrays[0]
         p = node.user_data.quant
         if p is None:
+            add = math_for(ctx.target).add             # the build's NaN rules
             acc = np.zeros(out.size, dtype=np.float32)
             for x in inputs:
-                acc = add_f32(acc, x.reshape(-1))
+                acc = add(acc, x.reshape(-1))
             np.copyto(out, acc.reshape(out.shape))
             return
         acc = np.full(out.size, int(p.scaled(0)), dtype=np.int64)   # seeded with scaled(-zp)

@@ -14,7 +14,8 @@ else is refused here (TFLM would read past them). Outputs (written as float32): 
 
 * decoding: center = encoding / scale * anchor size + anchor center and half size =
   0.5 * exp(encoding / scale) * anchor size, in double, rounded to float; the corners in
-  float. ``exp`` is the C library's (TFLM calls ``std::exp(double)``).
+  float. ``exp`` is the C library's (TFLM calls ``std::exp(double)``: glibc's on the host,
+  newlib's on Cortex-M, where the double adds are libgcc's soft-float ones too).
 * NMS of one class: scores >= threshold, sorted by decreasing score (stable: equal
   scores keep anchor order), greedily kept while no kept box overlaps them with IoU >
   threshold (IoU in float32 as TFLM), at most ``max`` boxes; every decoded box must have
@@ -33,12 +34,11 @@ buffers (candidate flags, decoded boxes, scores, and the NMS work arrays).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .base import Kernel, register
 from .internal.flexbuffer import FlexMap
+from .internal.float_math import GLIBC, FloatMath, math_for
 from .internal.tensor_utils import FLOAT32, type_name
 
 BOX_ENCODINGS, CLASS_PREDICTIONS, ANCHORS = 0, 1, 2
@@ -129,7 +129,7 @@ class DetectionPostProcess(Kernel):
                             "decodes float32 [1, boxes, >= 4] only (invoke fails)")
         decoded = self._decode(data, encodings[0, :, :4],
                                node.input_arrays[ANCHORS].reshape(-1)[:4 * data.num_boxes]
-                               .reshape(-1, 4))
+                               .reshape(-1, 4), math_for(ctx.target))
         ctx.scratch(data.scratch["decoded_boxes"]).view(np.float32)[:] = decoded.reshape(-1)
         scores = node.input_arrays[CLASS_PREDICTIONS]
         ncb = scores.shape[2]
@@ -147,16 +147,18 @@ class DetectionPostProcess(Kernel):
             self._fast(ctx, data, decoded, scores[0], outputs)
 
     @staticmethod
-    def _decode(data, enc: np.ndarray, anchors: np.ndarray) -> np.ndarray:
-        """(boxes, 4) float32 corners (ymin, xmin, ymax, xmax)."""
+    def _decode(data, enc: np.ndarray, anchors: np.ndarray, c_math: FloatMath = GLIBC) -> np.ndarray:
+        """(boxes, 4) float32 corners (ymin, xmin, ymax, xmax); ``math``: the build's double
+        exp and double add (glibc / IEEE; newlib / libgcc soft-float on Cortex-M:
+        :func:`kernels.internal.float_math.math_for`)."""
         e = enc.astype(np.float64)
         a = anchors.astype(np.float64)
         sy, sx, sh, sw = (float(v) for v in data.scales)
         with np.errstate(all="ignore"):
-            ycenter = (e[:, 0] / sy * a[:, 2] + a[:, 0]).astype(np.float32)
-            xcenter = (e[:, 1] / sx * a[:, 3] + a[:, 1]).astype(np.float32)
-            exp_h = np.array([_exp(v) for v in (e[:, 2] / sh).tolist()], np.float64)
-            exp_w = np.array([_exp(v) for v in (e[:, 3] / sw).tolist()], np.float64)
+            ycenter = c_math.dadd(e[:, 0] / sy * a[:, 2], a[:, 0]).astype(np.float32)
+            xcenter = c_math.dadd(e[:, 1] / sx * a[:, 3], a[:, 1]).astype(np.float32)
+            exp_h = c_math.exp64(e[:, 2] / sh)
+            exp_w = c_math.exp64(e[:, 3] / sw)
             half_h = (0.5 * exp_h * a[:, 2]).astype(np.float32)
             half_w = (0.5 * exp_w * a[:, 3]).astype(np.float32)
             return np.stack([ycenter - half_h, xcenter - half_w, ycenter + half_h,
@@ -252,14 +254,6 @@ class DetectionPostProcess(Kernel):
 
 def type_name_of(a: np.ndarray) -> str:
     return str(a.dtype).upper()
-
-
-def _exp(x: float) -> float:
-    """The C library's exp (what TFLM's std::exp(double) calls)."""
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return math.inf
 
 
 def _iou(boxes: np.ndarray, i: int, others: np.ndarray) -> np.ndarray:

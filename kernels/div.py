@@ -11,7 +11,8 @@ such shift counts (64-bit mask shift by ``e & 63``, 32-bit arithmetic shift by
 reproduces that, so the results match the tflite-micro package bit for bit.
 
 The output multiplier is ``s1 / (s2 * s_out)`` in double, as the package computes it
-(the 2026-08 source rounds it through float32; scales exist where the results differ).
+(the 2026-08 source rounds it through float32, and so do the Cortex-M targets,
+``Target.float32_expressions``; scales exist where the results differ).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32, count_leading_sign_bits_int32,
@@ -100,9 +102,14 @@ class Div(Kernel):
             for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
                 if t.quantization is None or not t.scale > 0:
                     raise ctx.error(f"quantized int8 DIV needs a positive scale on {name}")
-            # the package computes this in double (the 2026-08 source in float32)
-            f64 = np.float64
-            real = float(f64(in1.scale) / (f64(in2.scale) * f64(out.scale)))
+            # the package computes this in double, the 2026-08 source (Cortex-M targets) in
+            # float32 widened to double
+            if ctx.target.float32_expressions:
+                f32 = np.float32
+                real = float(f32(in1.scale) / (f32(in2.scale) * f32(out.scale)))
+            else:
+                f64 = np.float64
+                real = float(f64(in1.scale) / (f64(in2.scale) * f64(out.scale)))
             try:
                 data.act_min, data.act_max = activation_range_quantized(
                     activation, out.dtype, out.scale, out.zero_point)
@@ -127,7 +134,7 @@ class Div(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
-                quotient = np.divide(x1, x2, dtype=np.float32)
+                quotient = math_for(ctx.target).div(x1, x2)    # the build's NaN rules
             result = clamp_float32(quotient, data.act_min, data.act_max)
         elif out.dtype == np.int32:
             a = x1.astype(np.int64)

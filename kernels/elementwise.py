@@ -2,7 +2,8 @@
 SQRT and SQUARE.
 
 * SIN, COS, LOG, SQRT, SQUARE: float32 only, no OpData. The C library's ``sinf`` /
-  ``cosf`` / ``logf`` (glibc, :mod:`kernels.internal.glibc_float`), ``sqrtf`` (IEEE, exact) and a
+  ``cosf`` / ``logf`` (glibc's; newlib's on Cortex-M: :mod:`kernels.internal.float_math`),
+  ``sqrtf`` (IEEE, exact) and a
   float32 ``x * x``.
 * ABS (OpDataAbsRsqrt): float32 ``fabsf``; int8 (and int16 with quantization, zero
   points 0): |x - input zero point| requantised by input scale / output scale (float32
@@ -24,7 +25,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.glibc_float import cosf, logf, sinf
+from .internal.float_math import math_for
 from .internal.lut import apply_int8_table, apply_int16_table, int8_table, int16_table
 from .internal.quantization import (get_inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
                            quantize_multiplier)
@@ -51,8 +52,11 @@ def _check_unary(ctx, node, supported):
 
 
 class _FloatUnary(Kernel):
-    """A float32-only element-wise kernel with no OpData (GenericPrepare)."""
+    """A float32-only element-wise kernel with no OpData (GenericPrepare); ``libm``: the
+    name of the C library function it calls (a :class:`~kernels.internal.float_math.FloatMath`
+    field), else ``fn``."""
     fn = None
+    libm = None
 
     def sample_rows(self, block):
         """Element by element on the flattened tensor: samples stay apart."""
@@ -66,7 +70,8 @@ class _FloatUnary(Kernel):
         x = node.input_arrays[0]
         y = node.output_arrays[0]
         with np.errstate(all="ignore"):
-            result = type(self).fn(np.asarray(x, dtype=_F32))
+            fn = getattr(math_for(ctx.target), self.libm) if self.libm else type(self).fn
+            result = fn(np.asarray(x, dtype=_F32))
         np.copyto(y, np.asarray(result, dtype=_F32).reshape(y.shape))
 
 
@@ -74,28 +79,28 @@ class _FloatUnary(Kernel):
 class Sin(_FloatUnary):
     op = "SIN"
     supported_types = ("float32",)
-    fn = staticmethod(sinf)
+    libm = "sinf"
 
 
 @register
 class Cos(_FloatUnary):
     op = "COS"
     supported_types = ("float32",)
-    fn = staticmethod(cosf)
+    libm = "cosf"
 
 
 @register
 class Log(_FloatUnary):
     op = "LOG"
     supported_types = ("float32",)
-    fn = staticmethod(logf)
+    libm = "logf"
 
 
 @register
 class Sqrt(_FloatUnary):
     op = "SQRT"
     supported_types = ("float32",)
-    fn = staticmethod(np.sqrt)
+    libm = "sqrtf"
 
 
 @register
@@ -239,7 +244,7 @@ class Rsqrt(_AbsRsqrt):
         y = node.output_arrays[0]
         if data.input_type == FLOAT32:
             with np.errstate(all="ignore"):
-                result = _F32(1.0) / np.sqrt(x)
+                result = _F32(1.0) / math_for(ctx.target).sqrtf(x)
         else:
             if x.size and int(x.min()) < data.input_offset:
                 raise ctx.error("Rsqrt is only defined for positive values")

@@ -1,6 +1,6 @@
 """ELU: float32 and int8, as TFLM's kernel.
 
-* float32: x for x >= 0 (and NaN), glibc's ``expm1f(x)`` for x < 0.
+* float32: x for x >= 0 (and NaN), the C library's ``expm1f(x)`` for x < 0.
 * int8: a 256-entry lookup table in the kernel's OpData (``int8_t table[256]``, the
   whole persistent buffer), filled in Prepare with float32 arithmetic: dequantise
   (input scale * (q - zero point)), ``expf(v) - 1`` for v < 0, times 1 / output scale,
@@ -13,7 +13,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import expf, expm1f
+from .internal.float_math import math_for
+from .internal.libm_float import c_expf, expf
 from .internal.lut import apply_int8_table
 from .internal.quantization import round_half_away
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
@@ -29,13 +30,15 @@ def float_to_int32_x86(x: np.ndarray) -> np.ndarray:
     return np.where(ok, np.trunc(np.where(ok, x, 0.0)), -2147483648.0).astype(np.int64)
 
 
-def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point) -> np.ndarray:
-    """TFLM's PopulateLookupTable<int8_t> with ELU's transform; indexed by the input byte."""
+def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point,
+                   exp=expf) -> np.ndarray:
+    """TFLM's PopulateLookupTable<int8_t> with ELU's transform; indexed by the input byte.
+    ``exp``: the C library's expf of the target's build (:func:`c_expf`)."""
     with np.errstate(all="ignore"):
         inverse_scale = _F32(1.0) / _F32(output_scale)
         q = np.arange(256, dtype=np.uint8).view(np.int8).astype(np.int64)
         dequantized = _F32(input_scale) * (q - int(input_zero_point)).astype(_F32)
-        transformed = np.where(dequantized < _F32(0.0), expf(dequantized) - _F32(1.0), dequantized)
+        transformed = np.where(dequantized < _F32(0.0), exp(dequantized) - _F32(1.0), dequantized)
         rescaled = round_half_away((transformed * inverse_scale).astype(_F32)).astype(_F32)
         quantized = float_to_int32_x86(rescaled + _F32(int(output_zero_point)))
     return np.clip(quantized, -128, 127).astype(np.int8)
@@ -71,7 +74,8 @@ class Elu(Kernel):
         if flat_size(inp.shape) != flat_size(out.shape):
             raise ctx.error(f"output shape {tuple(out.shape)} does not match input shape {tuple(inp.shape)}")
         if inp.type == INT8:
-            node.user_data.table[:] = elu_int8_table(inp.scale, inp.zero_point, out.scale, out.zero_point)
+            node.user_data.table[:] = elu_int8_table(inp.scale, inp.zero_point, out.scale, out.zero_point,
+                                                     c_expf(ctx.target))
         ctx.release(inp, out)
 
     def invoke(self, ctx, node):
@@ -81,5 +85,5 @@ class Elu(Kernel):
             result = apply_int8_table(node.user_data.table, x)
         else:
             with np.errstate(all="ignore"):
-                result = np.where(x < _F32(0.0), expm1f(x), x)
+                result = np.where(x < _F32(0.0), math_for(ctx.target).expm1f(x), x)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

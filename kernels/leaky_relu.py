@@ -4,7 +4,8 @@
 * int8 / int16: the centred input is requantised with one of two multipliers from
   TFLM's QuantizeMultiplier: input_scale / output_scale for x >= 0, and
   input_scale * alpha / output_scale for x < 0, both in double from the float32 values
-  (the tflite-micro package does so; the 2026-08 source computed them in float32). A
+  (the tflite-micro package does so), or, on targets built from the 2026-08 source
+  (``Target.float32_expressions``: Cortex-M), as float32 expressions cast to double. A
   negative alpha is applied as the magnitude's multiplier followed by a negation.
 """
 from __future__ import annotations
@@ -87,8 +88,12 @@ class LeakyRelu(Kernel):
             data.input_zero_point = inp.zero_point
             data.output_zero_point = out.zero_point
             with np.errstate(all="ignore"):
-                alpha_multiplier = float(inp.scale) * float(data.alpha) / float(out.scale)
-                identity_multiplier = float(inp.scale) / float(out.scale)
+                if ctx.target.float32_expressions:    # TFLM's float expression, cast to double
+                    alpha_multiplier = float(f(f(inp.scale) * data.alpha) / f(out.scale))
+                    identity_multiplier = float(f(inp.scale) / f(out.scale))
+                else:
+                    alpha_multiplier = float(inp.scale) * float(data.alpha) / float(out.scale)
+                    identity_multiplier = float(inp.scale) / float(out.scale)
             try:
                 data.output_multiplier_alpha, data.output_shift_alpha = quantize_multiplier(alpha_multiplier)
                 data.output_multiplier_identity, data.output_shift_identity = quantize_multiplier(

@@ -1,7 +1,8 @@
 """LOG_SOFTMAX over the last axis: float32 and int8, as TFLM's reference kernels.
 
 * float32: per row, max (starting from the lowest float, NaNs skipped), a sequential
-  float32 sum of glibc ``expf(x - max)``, glibc ``logf`` of the sum, then
+  float32 sum of the C library's ``expf(x - max)`` (glibc's; newlib's on Cortex-M), its
+  ``logf`` of the sum, then
   (x - max) - log_sum in float32.
 * int8 (LogSoftmaxOpData, allocated in Prepare for int8 only): the output is fixed at
   scale 16/256 and zero point 127. x - row max is rescaled to Q5.26 (beta 1 * input
@@ -15,10 +16,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.glibc_float import logf
-from .l2norm import float_row_sum
-from .internal.float_ops import sequential_extreme, sub_f32
-from .internal.libm_float import expf
+from .internal.float_math import FloatMath, math_for
+from .internal.float_ops import sequential_extreme
 from .internal.quantization import (INT32_MIN, calculate_input_radius, exp_on_negative_values,
                            log_x_for_x_greater_than_or_equal_to_1, multiply_by_quantized_multiplier,
                            preprocess_log_softmax_scaling_exp, rounding_divide_by_pot, wrap_int32)
@@ -91,18 +90,18 @@ class LogSoftmax(Kernel):
         depth = x.shape[-1]
         rows = x.reshape(-1, depth)
         if x.dtype == np.float32:
-            result = self._float(rows)
+            result = self._float(rows, math_for(ctx.target))
         else:
             result = self._int8(rows, data)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))
 
     @staticmethod
-    def _float(rows):
+    def _float(rows, math: FloatMath):
         with np.errstate(all="ignore"):
             row_max = sequential_extreme(rows, 1, -np.finfo(_F32).max)
-            shifted = sub_f32(rows, row_max[:, None])
-            log_sum = logf(float_row_sum(expf(shifted)))
-            return sub_f32(shifted, log_sum[:, None])
+            shifted = math.sub(rows, row_max[:, None])
+            log_sum = math.logf(math.row_sum(math.expf(shifted)))
+            return math.sub(shifted, log_sum[:, None])
 
     @staticmethod
     def _int8(rows, data):

@@ -6,6 +6,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32,
@@ -78,7 +79,9 @@ class Mul(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
-                product = np.multiply(x1, x2, dtype=np.float32)
+                c_math = math_for(ctx.target)                 # the build's NaN rules
+                commuted = c_math.commuted_add_mul and x1.shape == x2.shape    # not broadcast
+                product = c_math.mul(x2, x1) if commuted else c_math.mul(x1, x2)
             result = clamp_float32(product, data.act_min, data.act_max)
         elif out.dtype == np.int32:
             product = wrap_int32(np.multiply(x1, x2, dtype=np.int64))

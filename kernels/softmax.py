@@ -1,7 +1,8 @@
 """SOFTMAX over the last axis: float32, int8 -> int8, int8 -> int16 and int16 -> int16,
 as TFLM's reference kernels. Vectorised over rows (all rows at once).
 
-* float32: row max, exp((x - max) * beta) with glibc's expf in float32, a sequential
+* float32: row max, exp((x - max) * beta) with the C library's expf in float32 (glibc's;
+  newlib's on Cortex-M, ``Target.libm``), a sequential
   float32 sum, then one float32 division per element.
 * int8 input: gemmlowp fixed point. x - max is rescaled by beta * input_scale to Q5.26
   (differences below ``diff_min`` contribute nothing and give the output minimum),
@@ -17,7 +18,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.libm_float import expf
+from .internal.float_math import GLIBC, FloatMath, math_for
+from .internal.libm_float import c_expf
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
 from .internal.quantization import (calculate_input_radius, clip_into, count_leading_zeros_u32,
@@ -97,7 +99,7 @@ class Softmax(Kernel):
                 raise ctx.error(f"int16 output zero point must be 0, got {out.zero_point}")
             data.exp_lut[:] = populate_int16_lut(
                 np.float32(10.0) / np.float32(_LUT_RANGE), 32767,
-                np.float32(2.0) / np.float32(_LUT_RANGE), 0, expf)
+                np.float32(2.0) / np.float32(_LUT_RANGE), 0, c_expf(ctx.target))
             data.one_over_one_plus_x_lut[:] = populate_int16_lut(
                 np.float32(1.0) / np.float32(_LUT_RANGE), -32768,
                 np.float32(2.0) / np.float32(_LUT_RANGE), 0, _one_over_one_plus_x)
@@ -154,7 +156,7 @@ class Softmax(Kernel):
             return
         rows = x.reshape(-1, data.depth)
         if x.dtype == np.float32:
-            result = self._float(rows, data)
+            result = self._float(rows, data, math_for(ctx.target))
         elif x.dtype == np.int16:
             result = self._int16(rows, data)
         else:
@@ -162,13 +164,15 @@ class Softmax(Kernel):
         np.copyto(y, result.reshape(y.shape).astype(y.dtype, copy=False))
 
     @staticmethod
-    def _float(rows: np.ndarray, data) -> np.ndarray:
+    def _float(rows: np.ndarray, data, math: FloatMath = GLIBC) -> np.ndarray:
+        """``math``: the build's expf and float arithmetic (glibc / x86 by default;
+        Cortex-M builds pass newlib / ARM soft-float: :func:`math_for`)."""
         # std::max from the lowest float: NaNs never win, -inf rows keep the lowest
         row_max = sequential_extreme(rows, 1, _F32_LOWEST, keepdims=True)
         with np.errstate(all="ignore"):
-            exps = expf((rows - row_max) * np.float32(data.beta))
-            total = np.add.accumulate(exps, axis=1, dtype=np.float32)[:, -1:]
-            return exps / total
+            exps = math.expf(math.mul(math.sub(rows, row_max), np.float32(data.beta)))
+            total = math.row_sum(exps)[:, None]
+            return math.div(exps, total)
 
     @staticmethod
     def _int8_exp_table(data) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
-from .internal.float_ops import sub_f32
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_smaller_than_one_exp,
@@ -109,7 +109,7 @@ class SquaredDifference(Kernel):
         x1, x2 = node.input_arrays
         out = node.output_arrays[0]
         if out.dtype == np.float32:
-            d = sub_f32(x1, x2)
+            d = math_for(ctx.target).sub(x1, x2)      # the build's NaN rules
             with np.errstate(all="ignore"):
                 result = np.multiply(d, d, dtype=np.float32)
         elif out.dtype == np.int32:

@@ -3,8 +3,9 @@
 
 The quantized formula is ADD's with a difference instead of a sum: the parameters and
 the rescale / requantize helpers of :mod:`kernels.add` are shared. (The 2026-08 source
-derives SUB's three multipliers in float32; the tflite-micro package, which is the
-reference, uses double arithmetic as ADD does: scales exist for which the two differ.)
+derives SUB's three multipliers in float32, as the Cortex-M targets do
+(``Target.float32_expressions``); the tflite-micro package uses double arithmetic as ADD
+does: scales exist for which the two differ.)
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from .add import RescaleParams, rescaled_inputs, requantize_sum
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
+from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (activation_bounds_float32, activation_bounds_int32, clamp_float32,
                            wrap_int32)
@@ -56,7 +58,8 @@ class Sub(Kernel):
                     raise ctx.error(f"quantized {type_name(out.type)} SUB needs a positive scale on "
                                     f"{name}")
             try:
-                data.quant = RescaleParams(in1, in2, out, activation, 15 if out.type == INT16 else 20)
+                data.quant = RescaleParams(in1, in2, out, activation, 15 if out.type == INT16 else 20,
+                                           float32=ctx.target.float32_expressions)
             except ValueError as e:
                 raise ctx.error(f"scales {in1.scale}, {in2.scale} -> {out.scale}: {e}") from None
         elif out.type == INT32:
@@ -74,7 +77,7 @@ class Sub(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
-                diff = np.subtract(x1, x2, dtype=np.float32)
+                diff = math_for(ctx.target).sub(x1, x2)    # the build's NaN rules
             result = clamp_float32(diff, data.act_min, data.act_max)
         elif out.dtype == np.int32:
             diff = wrap_int32(x1.astype(np.int64) - x2.astype(np.int64))

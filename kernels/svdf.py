@@ -21,6 +21,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
+from .internal.float_math import math_for
 from .internal.libm_float import activation_value_float
 from .internal.matmul import float32_sequential_matmul
 from .internal.quantization import clip_into, multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
@@ -228,7 +229,7 @@ class Svdf(Kernel):
         np.copyto(flat[:-1], flat[1:])
         mem = flat.reshape(b, f, m)
         if x.dtype == np.float32:
-            self._invoke_float(data, x.reshape(b, -1), mem, out)
+            self._invoke_float(data, x.reshape(b, -1), mem, out, math_for(ctx.target))
         else:
             self._invoke_int8(data, x.reshape(b, -1), mem, out, uniform)
 
@@ -269,7 +270,10 @@ class Svdf(Kernel):
         clip_into(acc, -128, 127, out=acc)
         np.copyto(out.reshape(data.batch_size, data.num_units), acc, casting="unsafe")
 
-    def _invoke_float(self, data, x, mem, out):
+    def _invoke_float(self, data, x, mem, out, math=None):
+        """``math``: the C library's float functions of the target's build (sigmoid and
+        tanh activations; :func:`math_for`)."""
+        math = math or math_for()
         mem[:, :, -1] = float32_sequential_matmul(x, data.weights_feature)
         scratch = np.zeros(mem.shape[:2], dtype=np.float32)
         wt = data.weights_time
@@ -279,4 +283,5 @@ class Svdf(Kernel):
         grouped = scratch.reshape(data.batch_size, data.num_units, data.rank)
         for r in range(data.rank):
             total += grouped[:, :, r]
-        np.copyto(out.reshape(-1), activation_value_float(data.activation, total).reshape(-1))
+        np.copyto(out.reshape(-1), activation_value_float(data.activation, total,
+                                                          math.expf, math.tanhf).reshape(-1))

@@ -1,6 +1,6 @@
 """TANH: float32, int8 and int16, as TFLM's reference kernels.
 
-* float32: glibc's tanhf, element by element.
+* float32: the C library's tanhf (glibc's; newlib's on Cortex-M), element by element.
 * int8: the input, minus its zero point, is rescaled to Q4.27 (inputs beyond the
   representable radius saturate to -128 / 127), gemmlowp's fixed-point tanh gives Q0.31,
   rounded to Q0.7. TFLM checks nothing about the output quantization and writes the
@@ -15,7 +15,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import tanhf
+from .internal.float_math import math_for
 from .internal.lut import apply_int8_table, int8_table, sigmoid_table_input_multiplier, tanh_int16
 from .logistic import int8_fixed_point_activation
 from .internal.quantization import checked_log2, fixed_point_input_rescale, fixed_point_tanh
@@ -92,7 +92,7 @@ class Tanh(Kernel):
         x = node.input_arrays[0]
         y = node.output_arrays[0]
         if x.dtype == np.float32:
-            result = tanhf(x)
+            result = math_for(ctx.target).tanhf(x)
         elif x.dtype == np.int8:
             result = apply_int8_table(data.table, x)
         else:

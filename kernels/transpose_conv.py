@@ -103,11 +103,7 @@ class TransposeConv(Kernel):
         num_channels = flt.shape[QUANTIZED_DIMENSION]
         data.per_channel_multiplier = ctx.persistent_array(np.int32, num_channels)
         data.per_channel_shift = ctx.persistent_array(np.int32, num_channels)
-        out_elements = flat_size(out.shape)
-        if inp.type == INT8:
-            data.scratch_buffer_index = ctx.request_scratch(out_elements * 4)
-        elif inp.type == INT16:
-            data.scratch_buffer_index = ctx.request_scratch(out_elements * 8)
+        self._request_scratch(ctx, data, inp, flt, out, params)
         if inp.type in (INT8, INT16):
             q = flt.quantization
             if q is None:
@@ -136,7 +132,7 @@ class TransposeConv(Kernel):
             bias = ctx.input(node, BIAS)
             out2 = ctx.output(node, OUTPUT)
             data.output_activation_min, data.output_activation_max = populate_conv_quantization(
-                ctx, inp2, flt2, bias, out2, activation, num_channels,
+                ctx, inp2, flt2, bias, out2, self._quantized_activation(activation), num_channels,
                 data.per_channel_multiplier, data.per_channel_shift)
             check_bias(ctx, bias, inp.type, (INT32,) if inp.type == INT8 else (INT64, INT16),
                        out_depth)
@@ -182,6 +178,18 @@ class TransposeConv(Kernel):
                 except (ValueError, OverflowError) as e:
                     raise ctx.error(str(e)) from None
         ctx.release(out, inp, flt)
+
+    def _request_scratch(self, ctx, data, inp, flt, out, params) -> None:
+        """The accumulator scratch buffer: output elements x int32 (int8) or int64 (int16)."""
+        out_elements = flat_size(out.shape)
+        if inp.type == INT8:
+            data.scratch_buffer_index = ctx.request_scratch(out_elements * 4)
+        elif inp.type == INT16:
+            data.scratch_buffer_index = ctx.request_scratch(out_elements * 8)
+
+    def _quantized_activation(self, activation: int) -> int:
+        """The fused activation whose range clamps the quantized outputs (the model's)."""
+        return activation
 
     @staticmethod
     def _filter_cache(data, w, bias):

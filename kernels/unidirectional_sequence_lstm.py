@@ -21,8 +21,8 @@ Vectorisation: batches are independent, so both layouts are computed for every b
 once per time step (TFLM walks batch-major inputs one batch at a time; the arithmetic is
 the same), the four gates' weights sit side by side (one matmul per FC kind), and the
 input FCs of all time steps are computed before the time loop. Float32 FC sums keep
-TFLM's order (sequential over depth); sigmoid / tanh are glibc's expf / tanhf
-(:mod:`kernels.internal.libm_float`).
+TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf
+(glibc's; newlib's on Cortex-M: :mod:`kernels.internal.float_math`).
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float, tanhf
+from .internal.float_math import FloatMath, math_for
+from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
 from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
@@ -209,8 +210,15 @@ class UnidirectionalSequenceLstm(Kernel):
             raise ctx.error(f"Cell state type {type_name(cell.type)} ({cell.type}) not supported. "
                             "The quantized Unidirectional Sequence LSTM Op only support int16 "
                             "cell state")
-        data.buffer_indices = tuple(ctx.request_scratch(n_batch * n_state * cell_size)
-                                    for _ in range(4))
+        self._request_buffers(ctx, data, t, cell_size)
+
+    def _request_buffers(self, ctx, data, tensors, cell_size: int) -> None:
+        """The scratch buffers of one batch x state each (``cell_size`` bytes per value):
+        TFLM's reference kernel asks for four. (Kernel variants that allocate more at
+        the end of prepare override this; ``tensors`` are the node's input tensors.)"""
+        data.buffer_indices = tuple(
+            ctx.request_scratch(data.batch_size * data.state_dimension * cell_size)
+            for _ in range(4))
 
     def _prepare_float(self, ctx, data, t):
         for i in INPUT_WEIGHTS + RECURRENT_WEIGHTS + BIASES + (INPUT, HIDDEN_STATE):
@@ -353,7 +361,7 @@ class UnidirectionalSequenceLstm(Kernel):
         # computed all batches at once too
         steps = x if data.time_major else x.transpose(1, 0, 2)
         if data.kind == "float32":
-            self._run_float(data, steps, hidden, cell, out)
+            self._run_float(data, steps, hidden, cell, out, math_for(ctx.target))
         else:
             self._run_integer(data, steps, hidden, cell, out)
 
@@ -414,14 +422,16 @@ class UnidirectionalSequenceLstm(Kernel):
 
     # float ---------------------------------------------------------------
     @staticmethod
-    def _activate_float(values, activation):
+    def _activate_float(values, activation, math: FloatMath):
         if activation == ACT_SIGMOID:
-            return sigmoid_reference_float(values)
+            return sigmoid_reference_float(values, math.expf)
         if activation == ACT_TANH:
-            return tanhf(values)
+            return math.tanhf(values)
         return values
 
-    def _run_float(self, data, steps, hidden, cell, out):
+    def _run_float(self, data, steps, hidden, cell, out, math: FloatMath):
+        """``math``: the C library's float functions of the target's build (:func:`math_for`)."""
+        exp = math.expf
         n = data.state_dimension
         t_steps, n_batch = steps.shape[0], steps.shape[1]
         xin = np.asarray(steps, np.float32).reshape(t_steps * n_batch, -1)
@@ -433,14 +443,14 @@ class UnidirectionalSequenceLstm(Kernel):
             # recurrent FCs have no bias: TFLM still adds 0.0f
             rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all) + zero)
             pre = gate_in[t] + rec
-            sig = sigmoid_reference_float(pre)     # (the cell gate's columns are unused)
+            sig = sigmoid_reference_float(pre, exp)   # (the cell gate's columns are unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]
-            cell_gate = self._activate_float(pre[:, 2 * n:3 * n], data.cell_gate_nonlinear_type)
+            cell_gate = self._activate_float(pre[:, 2 * n:3 * n], data.cell_gate_nonlinear_type, math)
             c = _clamp_float(forget * cell) + _clamp_float(input_gate * cell_gate)
             if data.cell_clip > 0:
                 clip = np.float32(data.cell_clip)
                 c = np.where(c < clip, c, clip)          # std::min(clip, c): NaN -> clip
                 c = np.where(c < -clip, -clip, c)        # std::max(c, -clip)
             cell[...] = c
-            hidden[...] = _clamp_float(tanhf(c) * output_gate)
+            hidden[...] = _clamp_float(math.tanhf(c) * output_gate)
             self._store(data, out, t, hidden)

@@ -9,7 +9,8 @@ host. Main entry points:
   :class:`RecordingMicroInterpreter` — the same, recording TFLM's allocation audit;
 * :func:`evaluate` / :class:`Evaluator` — a data set through the model, bit-identical to
   one invoke() per sample, many samples per pass;
-* :func:`load_model`, :class:`OpResolver`, the target profiles (``host64``, ``mcu32``);
+* :func:`load_model`, :class:`OpResolver`, the target profiles (``host64``, ``mcu32``,
+  ``cortex-m0`` ... ``cortex-m55`` and their ``+cmsis-nn`` builds);
 * the exception family rooted at :class:`MicroRuntimeError`.
 """
 import os as _os

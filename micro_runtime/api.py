@@ -14,7 +14,8 @@ Differences: errors are :class:`~micro_runtime.errors.MicroRuntimeError` subclas
 (which are also the ``ValueError`` / ``RuntimeError`` / ``IndexError`` the package
 raises), custom ops are
 Python kernels rather than names of C++ registerer functions, and ``target=`` selects
-the struct sizes of another build (``"mcu32"``).
+another TFLM build (``"mcu32"``, ``"cortex-m4+cmsis-nn"``, ...; see
+:mod:`micro_runtime.targets`).
 """
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ class Interpreter:
         if isinstance(custom_op_registerers, (str, bytes)) or not isinstance(custom_op_registerers, Iterable):
             raise InputError("Custom ops registerers must be a list")
         model = model_data if isinstance(model_data, Model) else load_model(model_data)
-        resolver = op_resolver if op_resolver is not None else default_op_resolver()
+        resolver = op_resolver if op_resolver is not None else default_op_resolver(target)
         for kernel in custom_op_registerers:
             if isinstance(kernel, str):
                 raise InputError(f"custom op registerer {kernel!r}: registerers named by string are "

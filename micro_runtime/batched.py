@@ -60,6 +60,19 @@ def _silent(message: str) -> None:
     pass
 
 
+def _own_sample_rows(kernel):
+    """The kernel's ``sample_rows`` declaration, if its own kernel library made it: a
+    CMSIS-NN variant that inherits the reference kernel's declaration computes with other
+    arithmetic and state than the declaration speaks for, so it runs sample by sample
+    unless it declares blocks itself."""
+    for cls in type(kernel).__mro__:
+        if "sample_rows" in cls.__dict__:
+            if getattr(cls, "library", "reference") != getattr(kernel, "library", "reference"):
+                return None
+            return getattr(kernel, "sample_rows")
+    return None
+
+
 def _has_hidden_state(kernel) -> bool:
     """True when the kernel keeps state outside tensors (it overrides reset())."""
     from kernels.base import Kernel
@@ -199,7 +212,7 @@ class Evaluator:
                  stream: bool = False, arena_size: Optional[int] = None,
                  op_resolver: Optional[OpResolver] = None, samples: Optional[int] = None):
         self.model = model if isinstance(model, Model) else load_model(model)
-        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver()
+        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(target)
         self.target = target
         self.stream = bool(stream)
         if batch is not None and (isinstance(batch, bool) or not isinstance(batch, (int, np.integer))
@@ -314,7 +327,7 @@ class Evaluator:
                 self.plan.append(OpPlan(op.index, op.name, "per-sample", refused[op.index]))
                 continue
             block = SampleBlock(op, main.tensors, varying, self.batch)
-            declare = getattr(kernel, "sample_rows", None)
+            declare = _own_sample_rows(kernel)
             try:
                 ok = bool(declare(block)) if declare is not None else False
             except (ValueError, TypeError, IndexError, KeyError, AttributeError):

@@ -66,8 +66,10 @@ class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
     ``model``: a path, bytes or a loaded :class:`Model`. ``arena_size``: bytes (default:
-    ten times the model size, like the tflite_micro package). ``target``: ``"host64"`` or
-    ``"mcu32"`` (struct sizes). ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
+    ten times the model size, like the tflite_micro package). ``target``: the TFLM build to
+    emulate, a name of :data:`~micro_runtime.targets.TARGETS` or a
+    :class:`~micro_runtime.targets.Target` (default ``"cortex-m4+cmsis-nn"``; ``"host64"``
+    is the tflite-micro package): struct sizes and kernel library. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
     accounting for :meth:`print_allocations` (:class:`recording.RecordingMicroInterpreter`
     is that, under TFLM's class name, with the figures as numbers). ``error_reporter``:

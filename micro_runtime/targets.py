@@ -1,15 +1,26 @@
 """Target profiles: the size and alignment of every TFLM struct that lands in the arena.
 
-TFLM's arena figures depend on the machine: pointers, ``size_t`` and the alignment of
-64-bit types change struct sizes. A profile lists, for one build of TFLM, each struct's
-``sizeof`` / ``alignof`` with a one-line derivation (fields in order, ``NxS`` = N fields
-of S bytes, ``hole`` / ``pad`` = padding bytes).
+TFLM's arena figures depend on the build: pointers, ``size_t``, the alignment of 64-bit
+types, the size of enums and TFLM's compile-time options change struct sizes, and the
+kernel library (``OPTIMIZED_KERNEL_DIR``) changes what each kernel allocates. A profile
+lists, for one build of TFLM, each struct's ``sizeof`` / ``alignof`` with a one-line
+derivation (fields in order, ``NxS`` = N fields of S bytes, ``hole`` / ``pad`` = padding
+bytes), and says which kernels it runs.
 
 * ``host64`` — TFLM's 64-bit host build with TF_LITE_STATIC_MEMORY and
   USE_TFLM_COMPRESSION: what the ``tflite-micro`` PyPI package (0.dev20261023182759) is.
-* ``mcu32`` — the same TFLM (source of 2026-08-20, commit 90b983c2) built for a 32-bit
-  MCU: 4-byte pointers and ``size_t``, 64-bit types 8-byte aligned (ARM EABI, as on
-  Cortex-M and 32-bit RISC-V).
+* ``mcu32`` — the same TFLM (source of 2026-08-20, commit 90b983c2) built for a generic
+  32-bit machine: 4-byte pointers and ``size_t``, 64-bit types 8-byte aligned, 4-byte
+  enums, USE_TFLM_COMPRESSION on (a 32-bit x86 build). Not a Cortex-M firmware.
+* ``cortex-m0`` ... ``cortex-m55``, each also ``+cmsis-nn`` — TFLM 90b983c2 built by its
+  own Makefile for that core (``TARGET=cortex_m_qemu TARGET_ARCH=<core>``, optionally
+  ``OPTIMIZED_KERNEL_DIR=cmsis_nn``) with arm-none-eabi-gcc 12.2: 32-bit pointers, 64-bit
+  types 8-byte aligned, AAPCS short enums (an enum whose values fit in a byte is one byte:
+  a TfLiteType member is 1 byte, TfLiteTensor 32 bytes), USE_TFLM_COMPRESSION off (the
+  Makefile enables it only for the linux and xtensa targets). The ``+cmsis-nn`` profiles
+  run CMSIS-NN's kernels (:mod:`kernels.cmsis_nn`) whose OpData sizes come from
+  :mod:`micro_runtime.cmsis_nn_structs`, with the code paths CMSIS-NN compiles for the
+  core (``dsp``: ARM_MATH_DSP, ``mve``: ARM_MATH_MVEI).
 
 Kernel OpData structs are keyed ``"<kernel>.<Struct>"``; builtin option structs
 (allocated by TFLM's flatbuffer parsers) by their C name.
@@ -18,6 +29,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple
+
+from .cmsis_nn_structs import CMSIS_NN_STRUCTS
+
+
+class MissingStructError(RuntimeError):
+    """Internal error: a kernel asked a target for a struct its table does not list (a
+    micro-runtime bug, not a problem with the model). Not a ``KeyError`` on purpose: the
+    interpreter turns a kernel's ``KeyError`` into a kernel failure; this one must stop."""
 
 
 @dataclass(frozen=True)
@@ -52,20 +71,45 @@ class Target:
     dsp: bool = False
     #: the core has MVE / Helium integer vectors (CMSIS-NN's ARM_MATH_MVEI code paths)
     mve: bool = False
+    #: the build computes the requantization multipliers of LEAKY_RELU, SUB and DIV as
+    #: float32 expressions widened to double, e.g. ``(double)(input_scale * alpha /
+    #: output_scale)``, as TFLM 90b983c2's source does (arm-none-eabi-gcc rounds every
+    #: float operation to float: measured under QEMU on int16 LEAKY_RELU and SUB models
+    #: whose scales make the two differ); the tflite-micro package computes them in
+    #: double. mcu32 keeps the package's arithmetic (its recorded figures hold no outputs
+    #: on non-zero inputs to tell)
+    float32_expressions: bool = False
+    #: the C library whose float functions TFLM's float kernels call (``std::exp``):
+    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf) or ``"newlib"`` (arm-none-eabi:
+    #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
+    #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
+    libm: str = "glibc"
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
         return (self.critical_fields or {}).get(struct, ())
 
+    def _lookup(self, struct: str) -> StructSize:
+        try:
+            return self.structs[struct]
+        except KeyError:
+            hint = (" (CMSIS-NN OpData sizes live in micro_runtime/cmsis_nn_structs.py)"
+                    if struct.startswith("cmsis_nn.") else "")
+            raise MissingStructError(
+                f"micro-runtime internal error: target '{self.name}' has no size for struct "
+                f"{struct!r}{hint}; add it to the target's struct table") from None
+
     def sizeof(self, struct: str) -> int:
         """Bytes of ``struct`` on this target."""
-        return self.structs[struct].size
+        return self._lookup(struct).size
 
     def alignof(self, struct: str) -> int:
-        return self.structs[struct].align
+        """Alignment of ``struct`` on this target, in bytes."""
+        return self._lookup(struct).align
 
     def struct(self, struct: str) -> Tuple[int, int]:
-        s = self.structs[struct]
+        """(size, alignment) of ``struct`` on this target, in bytes."""
+        s = self._lookup(struct)
         return s.size, s.align
 
 
@@ -197,8 +241,8 @@ _TABLE: Dict[str, tuple] = {
         64, 4, "ConcatenationParams {axis, input_zeropoint, input_scale, inputs_count, output_zeropoint, output_scale 6x4} 24, scratch_indices[10] 40"),
     "strided_slice.StridedSliceParams": (84, 4, "start_indices_count 1, hole 3, start_indices[5] 20, stop_indices_count 1, hole 3, stop_indices[5] 20, strides_count 1, hole 3, strides[5] 20, begin_mask..shrink_axis_mask 5x2 (int16), pad 2"),
     "transpose_conv.OpData": (
-        88, 8, "ConvParams {padding_type 1, pad 1, padding_values 12 (5x int16 + pad), stride..dilation 4x2, input/weights/output_offset 3x4, output_multiplier 4, output_shift 4, activation min/max 2x4, float min/max 2x4} 64, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x8",
-        80, 4, "ConvParams 64, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x4"),
+        88, 8, "ConvParams {padding_type 1, hole 1, padding_values 4x2, stride/dilation 4x2, hole 2, 7x4 int32, 2x4 float} 56, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x8",
+        80, 4, "ConvParams 56, scratch_buffer_index, filter/bias_scratch_index, bias_converted_buffer_index 4x4, per_channel_output_multiplier/shift 2x4"),
     "l2norm.L2NormalizationParams": (4, 4, "input_zero_point 4"),
     "prelu.PreluParams": (28, 4, "input_offset..output_shift_2 7x4"),
     "mirror_pad.OpDataMirrorPad": (20, 4, "input_dims, output_size, offset, output_dims_num_elements_buffer_index, input_dims_num_elements_buffer_index 5x4"),
@@ -297,6 +341,9 @@ _CRITICAL_64 = {
     "TfLiteTensor.quantized": ((0, 4), (8, 8)),      # quantization.type, quantization.params
     "TfLiteAffineQuantization": ((8, 8),),           # zero_point
 }
+# 32-bit layouts (mcu32 and Cortex-M alike: TfLiteQuantizationType is an int-based enum,
+# so quantization.type stays 4 bytes under short enums; offsets probed with
+# arm-none-eabi-g++ for the Cortex-M layout)
 _CRITICAL_32 = {
     "TfLiteTensor.quantized": ((0, 4), (4, 4)),
     "TfLiteAffineQuantization": ((4, 4),),
@@ -313,25 +360,148 @@ HOST64 = Target(
 
 MCU32 = Target(
     name="mcu32",
-    description="TFLM (2026-08-20, 90b983c2) for a 32-bit MCU: 4-byte pointers, "
-                "64-bit types 8-byte aligned (ARM EABI: Cortex-M, 32-bit RISC-V)",
+    description="TFLM (2026-08-20, 90b983c2) built for a generic 32-bit machine: 4-byte "
+                "pointers and enums, 64-bit types 8-byte aligned, USE_TFLM_COMPRESSION on "
+                "(a 32-bit x86 build; not a Cortex-M firmware: see the cortex-m profiles)",
     pointer_bytes=4,
     structs=_build(32),
     critical_fields=_CRITICAL_32,
 )
 
-TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32)}
+# ---- Cortex-M (arm-none-eabi-gcc 12.2, TFLM's Makefile): the 32-bit table with AAPCS
+# short enums and without USE_TFLM_COMPRESSION. Every size was checked by compiling
+# sizeof / alignof / offsetof probes against TFLM 90b983c2's headers and kernel sources
+# with arm-none-eabi-g++ -mcpu=cortex-m4 -mthumb -mfloat-abi=soft and the Makefile's
+# defines; -mcpu=cortex-m0 and cortex-m55 give the same 123 sizes, alignments and offsets
+# (AAPCS does not depend on the core).
+# Structs not listed here have the mcu32 layout (no enum, no compression field).
+_CORTEX_M_OVERRIDES: Dict[str, Tuple[int, int, str]] = {
+    "RecordingMicroAllocator": (124, 4, "MicroAllocator 36, recording_memory_allocator_ 4, 7 RecordedAllocation records 7x(3x4) = 84 (no compression record)"),
+    "SubgraphAllocations": (8, 4, "node_and_registrations 4, tensors 4 (no compressed.tensors)"),
+    "TfLiteEvalTensor": (12, 4, "data 4, dims 4, type 1 (short enum), pad 3"),
+    "TfLiteTensor": (32, 4, "quantization {type 4 (int-based enum), params 4} 8, params {scale 4, zero_point 4} 8, data 4, dims 4, bytes 4, type 1, allocation_type 1 (short enums), is_variable 1, pad 1"),
+    "TfLiteAddParams": (2, 1, "activation 1 (short enum), pot_scale_int16 1"),
+    "TfLiteSubParams": (2, 1, "activation 1 (short enum), pot_scale_int16 1"),
+    "TfLiteMulParams": (1, 1, "activation 1 (short enum)"),
+    "TfLiteDivParams": (1, 1, "activation 1 (short enum)"),
+    "TfLiteArgMaxParams": (1, 1, "output_type 1 (short enum)"),
+    "TfLiteArgMinParams": (1, 1, "output_type 1 (short enum)"),
+    "TfLiteCastParams": (2, 1, "in_data_type, out_data_type 2x1 (short enums)"),
+    "TfLiteConcatenationParams": (8, 4, "axis 4, activation 1 (short enum), pad 3"),
+    "TfLiteConvParams": (28, 4, "padding 1 (short enum), hole 3, stride_width, stride_height 2x4, activation 1, hole 3, dilation_width_factor, dilation_height_factor 2x4, quantized_bias_type 1, pad 3"),
+    "TfLiteDepthwiseConvParams": (28, 4, "padding 1 (short enum), hole 3, stride_width, stride_height, depth_multiplier 3x4, activation 1, hole 3, dilation_width_factor, dilation_height_factor 2x4"),
+    "TfLiteFullyConnectedParams": (5, 1, "activation 1, weights_format 1 (short enums), keep_num_dims 1, asymmetric_quantize_inputs 1, quantized_bias_type 1 (short enum)"),
+    "TfLiteL2NormParams": (1, 1, "activation 1 (short enum)"),
+    "TfLiteLSTMParams": (16, 4, "activation 1 (short enum), hole 3, cell_clip, proj_clip 2x4 (float), kernel_type 1 (short enum), asymmetric_quantize_inputs 1, pad 2"),
+    "TfLiteUnidirectionalSequenceLSTMParams": (16, 4, "activation 1 (short enum), hole 3, cell_clip, proj_clip 2x4 (float), time_major, asymmetric_quantize_inputs, diagonal_recurrent_tensors 3x1, pad 1"),
+    "TfLiteMirrorPaddingParams": (1, 1, "mode 1 (short enum)"),
+    "TfLitePoolParams": (40, 4, "padding 1 (short enum), hole 3, stride_width..filter_height 4x4, activation 1, hole 3, computed.padding {width, height, width_offset, height_offset} 4x4"),
+    "TfLiteShapeParams": (1, 1, "out_type 1 (short enum)"),
+    "TfLiteSVDFParams": (8, 4, "rank 4, activation 1 (short enum), asymmetric_quantize_inputs 1, pad 2"),
+    "TfLiteTransposeConvParams": (16, 4, "padding 1 (short enum), hole 3, stride_width, stride_height 2x4, activation 1, quantized_bias_type 1 (short enums), pad 2"),
+    "fully_connected.OpDataFullyConnected": (48, 4, "output_multiplier..filter_buffer_index 9x4, per_channel_output_multiplier/shift 2x4, is_per_channel 1, pad 3 (no weights/bias_scratch_index)"),
+    "conv.OpDataConv": (56, 4, "padding 16, input_zero_point..output_shift 5x4, per_channel_output_multiplier/shift 2x4, output_activation_min, output_activation_max, buffer_idx 3x4 (no weights/bias_scratch_index)"),
+    "concatenation.OpData": (24, 4, "ConcatenationParams {axis, input_zeropoint, input_scale, inputs_count, output_zeropoint, output_scale 6x4} 24 (no scratch_indices)"),
+    "transpose_conv.OpData": (72, 4, "ConvParams {padding_type 1, hole 1, padding_values 4x2, stride/dilation 4x2, hole 2, input/weights/output_offset, output_multiplier, output_shift, quantized_activation_min/max 7x4, float_activation_min/max 2x4} 56, scratch_buffer_index, bias_converted_buffer_index 2x4 (no filter/bias_scratch_index), per_channel_output_multiplier/shift 2x4"),
+    "unidirectional_sequence_lstm.OpDataLSTM": (688, 8, "size_info {time_major 1, pad 3, 4x4} 20, cell_state_info {cell_clip 4, quantized_cell_clip 2, pad 2, scale_power 4} 12, cell_gate_nonlinear_type 1 (short enum), hole 3, 4 GateParameters 4x(2 FullyConnectedParams {9x4, 2 bools, weights_format 1, pad 1} = 80), hole 4, InterGateParameters 3 ArithmeticParams {category 1, pad 3, 14x4, pad 4, 2x8 int64, 2x2 int16, broadcast_shape 5x4} = 312, buffer_indices[4] 16"),
+    "elementwise.OpDataAbsRsqrt": (28, 4, "multiplier, shift, input_offset, output_offset 4x4, needs_rescale 1, hole 3, input_quantization_type 4 (int-based enum), input_type 1 (short enum), pad 3"),
+    "signal_rfft.TfLiteAudioFrontendRfftParams": (32, 4, "fft_length..output_length 4x4, fft_type 1 (short enum), hole 3, work_area 4, scratch_buffer_index 4, state 4"),
+    "signal_overlap_add.TFLMSignalOverlapAddParams": (24, 4, "frame_size..n_frames 4x4, type 1 (short enum), hole 3, state_buffers 4"),
+}
+#: structs that exist only with USE_TFLM_COMPRESSION (asking for them on a Cortex-M
+#: target is a micro-runtime bug: the allocator and kernels check Target.compression)
+_COMPRESSION_ONLY = ("CompressionTensorData", "LookupTableData", "assign_variable.OpData")
 
-#: The default target: where users deploy.
-DEFAULT_TARGET = "mcu32"
+
+def _build_cortex_m(cmsis_nn: bool) -> Dict[str, StructSize]:
+    table = {k: v for k, v in _build(32).items() if k not in _COMPRESSION_ONLY}
+    for name, (size, align, text) in _CORTEX_M_OVERRIDES.items():
+        table[name] = _S(size, align, text)
+    if cmsis_nn:
+        for name, (size, align, text) in CMSIS_NN_STRUCTS.items():
+            table[name] = _S(size, align, text)
+    return table
+
+
+#: core -> (DSP extension compiled in (ARM_MATH_DSP), MVE compiled in (ARM_MATH_MVEI),
+#: what the profile models, other cores with the same CMSIS-NN code paths and layout)
+CORTEX_M_CORES: Dict[str, Tuple[bool, bool, str, Tuple[str, ...]]] = {
+    "cortex-m0": (False, False, "Armv6-M, no DSP (RP2040, STM32F0/G0/L0, nRF51, SAMD21)",
+                  ("cortex-m0plus", "cortex-m1", "cortex-m23")),
+    "cortex-m3": (False, False, "Armv7-M, no DSP (STM32F1/F2/L1, LPC17xx, SAM3)", ()),
+    "cortex-m4": (True, False, "Armv7E-M with DSP (nRF52840 / Arduino Nano 33 BLE, STM32F4/L4/G4, "
+                  "Apollo3)", ()),
+    "cortex-m7": (True, False, "Armv7E-M with DSP (STM32F7/H7, i.MX RT10xx, SAME70)", ()),
+    "cortex-m33": (True, False, "Armv8-M Mainline with DSP (nRF5340, nRF9160, STM32L5/U5/H5, RP2350)",
+                   ("cortex-m35p",)),
+    "cortex-m55": (True, True, "Armv8.1-M with DSP and MVE/Helium (Alif Ensemble, Corstone-300), "
+                   "hard or softfp float ABI", ("cortex-m85", "cortex-m52")),
+}
+
+
+def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
+    dsp, mve, models, _ = CORTEX_M_CORES[core]
+    library = "CMSIS-NN kernels (OPTIMIZED_KERNEL_DIR=cmsis_nn)" if cmsis_nn else "reference kernels"
+    return Target(
+        name=core + ("+cmsis-nn" if cmsis_nn else ""),
+        description=(f"TFLM (90b983c2) for {core}: {models}; {library}; arm-none-eabi-gcc, "
+                     "short enums, no USE_TFLM_COMPRESSION"),
+        pointer_bytes=4,
+        structs=_build_cortex_m(cmsis_nn),
+        critical_fields=_CRITICAL_32,
+        compression=False,
+        core=core,
+        kernel_library="cmsis-nn" if cmsis_nn else "reference",
+        dsp=dsp,
+        mve=mve,
+        float32_expressions=True,
+        libm="newlib",
+    )
+
+
+CORTEX_M_TARGETS = tuple(_cortex_m_target(core, cmsis_nn)
+                         for core in CORTEX_M_CORES for cmsis_nn in (False, True))
+
+TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS}
+
+#: other cores' names -> the profile core with the same layout and CMSIS-NN code paths
+TARGET_ALIASES: Dict[str, str] = {alias: core for core, (_, _, _, aliases) in CORTEX_M_CORES.items()
+                                  for alias in aliases}
+
+#: The default target: where users deploy (nRF52840, STM32F4/L4 with CMSIS-NN, as the
+#: Arduino library and most Cortex-M ports build TFLM).
+DEFAULT_TARGET = "cortex-m4+cmsis-nn"
+
+
+def targets_help() -> str:
+    """One line per target profile: its name and what it models (``--help``, README)."""
+    lines = ["host64               TFLM's 64-bit host build: what the tflite-micro PyPI package is",
+             "mcu32                TFLM built for a generic 32-bit machine (4-byte pointers and "
+             "enums, USE_TFLM_COMPRESSION on): not a Cortex-M firmware"]
+    for core, (dsp, mve, models, aliases) in CORTEX_M_CORES.items():
+        also = f"; also {', '.join(aliases)}" if aliases else ""
+        lines.append(f"{core:<21}TFLM's Makefile build for {core}, reference kernels: {models}{also}")
+        features = "MVE" if mve else "DSP" if dsp else "no DSP"
+        lines.append(f"{core + '+cmsis-nn':<21}the same with CMSIS-NN kernels ({features} code paths)")
+    return "\n".join(lines)
+
+
+def canonical_target_name(name: str) -> str:
+    """``name`` with a core alias replaced by its profile's core
+    (``"cortex-m0plus+cmsis-nn"`` -> ``"cortex-m0+cmsis-nn"``); other names unchanged."""
+    core, plus, library = str(name).strip().lower().partition("+")
+    return TARGET_ALIASES.get(core, core) + plus + library
 
 
 def get_target(target) -> Target:
-    """A :class:`Target` from a name (``"host64"``, ``"mcu32"``) or a Target."""
+    """A :class:`Target` from a name (``"host64"``, ``"mcu32"``, ``"cortex-m4"``,
+    ``"cortex-m4+cmsis-nn"``, a core alias such as ``"cortex-m0plus"``) or a Target."""
     if isinstance(target, Target):
         return target
     try:
-        return TARGETS[str(target)]
+        return TARGETS[canonical_target_name(target)]
     except KeyError:
         from .errors import InputError
-        raise InputError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)}") from None
+        aliases = ", ".join(f"{a} -> {c}" for a, c in TARGET_ALIASES.items())
+        raise InputError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)} "
+                         f"(core aliases: {aliases})") from None

@@ -1,5 +1,6 @@
 """The micro-runtime command: size / audit / plan / run / optimize, JSON keys, errors."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 
 from micro_runtime.tools.cli import SIZE_KEYS, main
 from micro_runtime.tools.model_writer import ModelBuilder
-from tests.helpers import custom_op_model, model_bytes, model_path
+from tests.helpers import DATA, custom_op_model, model_bytes, model_path
 from tests.test_zoo import REFERENCE, REFERENCE32, ZOO
 
 
@@ -31,13 +32,31 @@ def test_size_host64_json_equals_tflm_minimum(capsys, name):
     assert data["min_arena_bytes"] >= data["tflm_reported_total_bytes"]
 
 
-def test_size_defaults_to_mcu32(capsys):
+def test_size_defaults_to_cortex_m4_with_cmsis_nn(capsys):
+    """The default target is the build most TFLM boards flash; its figure is the one TFLM
+    built for cortex-m4 with CMSIS-NN prints (tests/data/reference/tflm_figures_cortexm.json)."""
+    cortexm = json.load(open(os.path.join(DATA, "reference", "tflm_figures_cortexm.json")))["models"]
     code, out, _ = run(capsys, "size", model_path("person_detect"), "--json")
+    data = json.loads(out)
+    assert data["target"] == "cortex-m4+cmsis-nn"
+    assert data["min_arena_bytes"] == cortexm["person_detect.tflite"]["cortex-m4+cmsis-nn"]["min_arena_bytes"]
+    code, out, _ = run(capsys, "size", "bundled:person_detect")
+    assert code == 0 and "cortex-m4+cmsis-nn" in out and "82420" in out
+
+
+def test_size_mcu32_when_asked(capsys):
+    code, out, _ = run(capsys, "size", model_path("person_detect"), "--target", "mcu32", "--json")
     data = json.loads(out)
     assert data["target"] == "mcu32"
     assert data["min_arena_bytes"] == REFERENCE32["person_detect.tflite"]["bits32"]["min_arena_bytes"]
-    code, out, _ = run(capsys, "size", "bundled:person_detect")
-    assert code == 0 and "mcu32" in out and "82424" in out
+
+
+def test_core_alias_is_reported_under_its_profile_name(capsys):
+    code, out, _ = run(capsys, "size", model_path("hello_world_int8"), "--target", "cortex-m0plus+cmsis-nn",
+                       "--json")
+    assert code == 0 and json.loads(out)["target"] == "cortex-m0+cmsis-nn"
+    code, _, err = run(capsys, "size", model_path("hello_world_int8"), "--target", "cortex-m99")
+    assert code == 1 and "unknown target 'cortex-m99'" in err and "cortex-m4+cmsis-nn" in err
 
 
 def test_size_shows_that_tflm_total_under_reports(capsys):
@@ -71,7 +90,7 @@ def test_plan_ascii_and_svg(capsys, tmp_path):
     code, out, _ = run(capsys, "plan", model_path("person_detect"), "--svg", str(svg))
     assert code == 0
     lines = out.splitlines()
-    assert "head 55296 bytes" in lines[0] and "mcu32" in lines[0]
+    assert "head 55296 bytes" in lines[0] and "cortex-m4+cmsis-nn" in lines[0]
     assert any(re.match(r"^\s*\d+: [.0-9a-zA-Z*!]{80} \(\d+k\)$", l) for l in lines)
     root = ET.parse(svg).getroot()
     legend = [e for e in root.iter() if e.get("class") == "legend"]
@@ -91,7 +110,7 @@ def test_run_with_npy_files(capsys, tmp_path):
     assert code == 0
     y = np.load(tmp_path / "y.npy")
     assert y.shape == (1, 1) and abs(float(y[0, 0]) - np.sin(1.5)) < 0.1
-    assert json.loads(out)["target"] == "mcu32"
+    assert json.loads(out)["target"] == "cortex-m4+cmsis-nn"
 
 
 def test_errors_are_one_line_and_nonzero(capsys, tmp_path):
@@ -121,7 +140,7 @@ def test_errors_are_one_line_and_nonzero(capsys, tmp_path):
 def test_module_entry_point_runs():
     proc = subprocess.run([sys.executable, "-m", "micro_runtime", "size", model_path("hello_world_int8"),
                            "--json"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and json.loads(proc.stdout)["target"] == "mcu32"
+    assert proc.returncode == 0 and json.loads(proc.stdout)["target"] == "cortex-m4+cmsis-nn"
 
 
 def test_optimize_writes_a_smaller_plan(capsys, tmp_path):
@@ -149,7 +168,7 @@ def test_ops_lists_the_types_of_every_op(capsys):
     TFLM), in the JSON and in the text."""
     import kernels
     from kernels.base import CUSTOM_KERNELS
-    code, out, _ = run(capsys, "ops", "--json")
+    code, out, _ = run(capsys, "ops", "--target", "cortex-m4", "--json")
     data = json.loads(out)
     registry = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}
     types = {o["op"]: o["types"] for o in data["operators"]}
@@ -157,7 +176,7 @@ def test_ops_lists_the_types_of_every_op(capsys):
     assert all(types[op] == list(k.supported_types) for op, k in registry.items())
     assert "int16 x int8 (bias int32 or int64)" in types["FULLY_CONNECTED"]
     assert types["QUANTIZE"][0] == "float32->int8" and types["CALL_ONCE"] == []
-    code, out, _ = run(capsys, "ops")
+    code, out, _ = run(capsys, "ops", "--target", "cortex-m4")
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
     assert code == 0 and len(lines) == len(registry)
     assert lines["ADD"].split(None, 1)[1] == "float32, int8, int16, int32"
@@ -166,6 +185,24 @@ def test_ops_lists_the_types_of_every_op(capsys):
                                                   "int8 -> int8, int16, int32, uint8; "
                                                   "int16 -> int8, int16, int32; uint8 -> int8")
     assert lines["RESHAPE"].split(None, 1)[1] == "any"
+
+
+def test_ops_says_which_kernel_library_runs_each_operator(capsys):
+    """On a +cmsis-nn target the operators CMSIS-NN overrides run its kernels (those
+    registered with register_variant("cmsis-nn")), the rest TFLM's reference kernels."""
+    from kernels.base import KERNEL_VARIANTS
+    variants = set(KERNEL_VARIANTS.get("cmsis-nn", {}))
+    code, out, _ = run(capsys, "ops", model_path("person_detect"), "--target", "cortex-m7+cmsis-nn", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["target"] == "cortex-m7+cmsis-nn"
+    library = {o["op"]: o["library"] for o in data["operators"]}
+    assert library == {op: "cmsis-nn" if op in variants else "reference" for op in library}
+    assert library["RESHAPE"] == "reference"
+    code, out, _ = run(capsys, "ops", model_path("person_detect"), "--target", "cortex-m7")
+    assert code == 0 and "cmsis-nn" not in out and out.count("reference") == 5
+    code, out, _ = run(capsys, "ops", "--target", "cortex-m55+cmsis-nn", "--json")
+    listed = {o["op"]: o["library"] for o in json.loads(out)["operators"]}
+    assert {op for op, lib in listed.items() if lib == "cmsis-nn"} == variants
 
 
 def test_ops_of_a_model_names_types_a_kernel_does_not_run(capsys, tmp_path):

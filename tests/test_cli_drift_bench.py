@@ -27,7 +27,7 @@ def cli_json(capsys, *argv):
 def test_drift_json_has_the_documented_keys_and_the_api_numbers(capsys):
     data = cli_json(capsys, "drift", model_path("hello_world_int8"), "--seeds", 5)
     assert tuple(data) == DRIFT_KEYS
-    assert data["model"] == "hello_world_int8.tflite" and data["target"] == "mcu32"
+    assert data["model"] == "hello_world_int8.tflite" and data["target"] == "cortex-m4+cmsis-nn"
     assert data["precision"] == "fp32" and data["samples"] == 5 and data["seeds"] == [0, 1, 2, 3, 4]
     assert data["clamp"] is False
     assert data["delegated_nodes"] == data["total_nodes"] == 3 and data["delegate_subsets"] == 1
@@ -157,11 +157,11 @@ def test_bench_text(capsys):
     code, out, _ = cli(capsys, "bench", model_path("hello_world_int8"), "--num_runs", 4, "--warmup_runs", 0)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == ("Graph: [hello_world_int8.tflite] (2704 bytes)   target: mcu32   "
+    assert lines[0] == ("Graph: [hello_world_int8.tflite] (2704 bytes)   target: cortex-m4+cmsis-nn   "
                         "interpreter: recording   delegate: none")
     assert any(l.startswith("Inference timings in ms: count=4 min=") for l in lines)
     assert not any(l.startswith("Warmup:") for l in lines)
-    assert any(l.startswith("Arena (mcu32): minimum ") for l in lines)
+    assert any(l.startswith("Arena (cortex-m4+cmsis-nn): minimum ") for l in lines)
     table = lines[lines.index("Operator-wise profile (mean of 4 runs; host time of the emulator):") + 2:]
     assert [l.split()[:2] for l in table[:3]] == [["0", "FULLY_CONNECTED"], ["1", "FULLY_CONNECTED"],
                                                   ["2", "FULLY_CONNECTED"]]

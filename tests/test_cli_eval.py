@@ -42,7 +42,8 @@ def reference_scores(x):
 def test_eval_json_accuracy_and_confusion(capsys, speech_data):
     x, y, tmp = speech_data
     code, out, err = run(capsys, "eval", model_path("micro_speech_quantized"), "--inputs", tmp / "x.npy",
-                         "--labels", tmp / "y.npy", "--batch", 8, "--output", tmp / "out.npy", "--json")
+                         "--labels", tmp / "y.npy", "--batch", 8, "--output", tmp / "out.npy", "--json",
+                         "--target", "mcu32")
     assert code == 0, err
     data = json.loads(out)
     assert {"model", "target", "samples", "batch", "stream", "seconds", "samples_per_s",

@@ -356,9 +356,9 @@ def test_truncated_model_says_so_and_gives_its_length(capsys, tmp_path):
 
 def test_readme_shows_the_snippet_the_command_prints(capsys):
     from tests.helpers import README
-    command = "$ micro-runtime size bundled:person_detect --target mcu32 --c\n"
+    command = "$ micro-runtime size bundled:person_detect --c\n"
     text = open(README).read()
     shown = text[text.index(command) + len(command):]
     shown = shown[:shown.index("```")]
-    code, out, _ = cli(capsys, "size", "bundled:person_detect", "--target", "mcu32", "--c")
+    code, out, _ = cli(capsys, "size", "bundled:person_detect", "--c")
     assert code == 0 and out == shown

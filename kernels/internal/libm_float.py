@@ -239,10 +239,20 @@ def tanhf(x) -> np.ndarray:
     return z.reshape(shape)
 
 
+def c_expf(target=None):
+    """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
+    (host builds, the default) or newlib's (Cortex-M builds); shorthand for
+    ``float_math.math_for(target).expf``."""
+    from .float_math import math_for
+    return math_for(target).expf
+
+
 # ------------------------------------------------------------ float activations
-def sigmoid_reference_float(x) -> np.ndarray:
+def sigmoid_reference_float(x, exp=expf) -> np.ndarray:
     """reference_ops::Logistic for float32: 1 above 16.619047, exp(x) below -9,
-    else 1 / (1 + exp(-x)) (float32 operations)."""
+    else 1 / (1 + exp(-x)) (float32 operations); ``exp``: the C library's expf
+    (:func:`c_expf`)."""
+    expf = exp
     x = np.asarray(x, dtype=_F32)
     with np.errstate(all="ignore"):
         mid = _ONE / (_ONE + expf(-x))
@@ -251,9 +261,11 @@ def sigmoid_reference_float(x) -> np.ndarray:
     return out.astype(_F32)
 
 
-def activation_value_float(activation: int, x) -> np.ndarray:
+def activation_value_float(activation: int, x, exp=expf, tanh=tanhf) -> np.ndarray:
     """TFLM's ActivationValFloat / PortableApplyActivationToVector on float32 values
-    (fmax / fmin semantics: a NaN operand is ignored)."""
+    (fmax / fmin semantics: a NaN operand is ignored); ``exp`` / ``tanh``: the C library's
+    expf / tanhf (:func:`kernels.internal.float_math.math_for`)."""
+    expf = exp
     x = np.asarray(x, dtype=_F32)
     if activation == ACT_NONE:
         return x
@@ -264,7 +276,7 @@ def activation_value_float(activation: int, x) -> np.ndarray:
     if activation == ACT_RELU6:
         return np.fmax(_F32(0.0), np.fmin(x, _F32(6.0)))
     if activation == ACT_TANH:
-        return tanhf(x)
+        return tanh(x)
     if activation == ACT_SIGN_BIT:
         return np.signbit(x).astype(_F32)
     if activation == ACT_SIGMOID:

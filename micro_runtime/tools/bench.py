@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model import load_model
+from ..targets import DEFAULT_TARGET
 
 DELEGATES = ("none", "float32", "float16")
 #: ``--json`` keys of ``bench`` (stable).
@@ -59,7 +60,7 @@ def _ms(seconds: float) -> float:
 
 
 def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, delegate: str = "none",
-                  target: str = "mcu32", seed: int = 0, interpreter: str = "recording",
+                  target: str = DEFAULT_TARGET, seed: int = 0, interpreter: str = "recording",
                   on_progress: Optional[Callable[[int, int], None]] = None) -> BenchReport:
     """Benchmark ``model_path`` (see the module doc) with a RecordingMicroInterpreter
     (``interpreter="recording"``) or a MicroInterpreter (``"micro"``: its arena figures);

@@ -1,8 +1,9 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
 Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``eval``, ``info``, ``optimize``,
-``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (default: the
-default target profile), ``--interpreter recording|micro`` (the TFLM interpreter class
+``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (a
+profile of :mod:`micro_runtime.targets` or a core alias; default ``cortex-m4+cmsis-nn``),
+``--interpreter recording|micro`` (the TFLM interpreter class
 whose arena is meant: RecordingMicroInterpreter, the default, as the tflite-micro package
 and TFLM's tests use; MicroInterpreter, as firmware links) and ``--json``; every output
 names its target.
@@ -23,7 +24,7 @@ from typing import List, Optional
 import numpy as np
 
 from ..errors import InputError, MicroRuntimeError
-from ..targets import DEFAULT_TARGET, TARGETS, get_target
+from ..targets import DEFAULT_TARGET, TARGET_ALIASES, get_target, targets_help
 from .sizing import INTERPRETERS, SIZE_KEYS
 
 BUNDLED_PREFIX = "bundled:"
@@ -549,22 +550,33 @@ def operator_types(kernel, graph, op):
 
 
 def cmd_ops(args) -> int:
-    """The operators micro-runtime runs, each with the tensor types it supports; with a
-    model, each of its operators (count of uses), the types it uses and whether a kernel
-    runs them."""
+    """The operators micro-runtime runs on ``--target``, each with the tensor types it
+    supports and the kernel library it comes from (``reference``, or ``cmsis-nn`` where a
+    CMSIS-NN build replaces TFLM's reference kernel); with a model, each of its operators
+    (count of uses), the types it uses, which kernel runs it and whether it runs them."""
     from ..op_resolver import default_op_resolver
     from ..schema import op_name
-    resolver = default_op_resolver()
+    target = get_target(args.target)
+    resolver = default_op_resolver(target)
     if args.model is None:
         kernels = _op_kernels(resolver)
-        data = {"builtin": resolver.builtin_names, "custom": resolver.custom_names,
-                "operators": [{"op": n, "custom": custom, "types": list(k.supported_types)}
-                              for n, k, custom in kernels]}
+        data = {"target": target.name, "kernel_library": target.kernel_library,
+                "builtin": resolver.builtin_names, "custom": resolver.custom_names,
+                "operators": [{"op": n, "custom": custom, "types": list(k.supported_types),
+                               "library": k.library} for n, k, custom in kernels]}
         width = max(len(n) for n, _, _ in kernels) + 2
-        text = [f"{len(data['builtin'])} builtin operators:"]
-        text += [f"  {n:<{width}}{describe_types(k)}" for n, k, custom in kernels if not custom]
+
+        def line(n, k):
+            mark = f"  [{k.library} kernel]" if k.library != "reference" else ""
+            return f"  {n:<{width}}{describe_types(k)}{mark}"
+        variants = [n for n, k, _ in kernels if k.library != "reference"]
+        text = [f"on target {target.name}: " + (
+            f"{len(variants)} operators run {target.kernel_library} kernels ({', '.join(variants)}), "
+            "the others TFLM's reference kernels" if variants else "TFLM's reference kernels")]
+        text.append(f"{len(data['builtin'])} builtin operators:")
+        text += [line(n, k) for n, k, custom in kernels if not custom]
         text.append(f"{len(data['custom'])} custom operators:")
-        text += [f"  {n:<{width}}{describe_types(k)}" for n, k, custom in kernels if custom]
+        text += [line(n, k) for n, k, custom in kernels if custom]
         _emit(args, data, text)
         return 0
     model = _load(args.model)
@@ -578,18 +590,21 @@ def cmd_ops(args) -> int:
             key = (name, used.key if used is not None else "")
             entry = uses.setdefault(key, {"op": name, "types": key[1], "count": 0,
                                           "supported": kernel is not None and types_ok,
-                                          "kernel": kernel is not None})
+                                          "kernel": kernel is not None,
+                                          "library": None if kernel is None else kernel.library})
             entry["count"] += 1
     ops = list(uses.values())
     missing = [n for n, k in kernels.items() if k is None]
     unsupported = [f"{o['op']} {o['types']}" for o in ops if o["kernel"] and not o["supported"]]
-    data = {"model": _model_name(args.model), "operators": ops, "missing": missing,
-            "unsupported_types": unsupported}
-    text = [f"{data['model']}: {sum(o['count'] for o in ops)} operators, {len(kernels)} kinds"]
+    data = {"model": _model_name(args.model), "target": target.name, "operators": ops,
+            "missing": missing, "unsupported_types": unsupported}
+    text = [f"{data['model']} on target {target.name}: {sum(o['count'] for o in ops)} operators, "
+            f"{len(kernels)} kinds"]
     for o in ops:
         status = ("ok" if o["supported"] else "NOT SUPPORTED: no kernel" if not o["kernel"] else
                   f"NOT SUPPORTED: {o['op']} runs {describe_types(kernels[o['op']])}")
-        text.append(f"  {o['op']:<36}{o['types'] or '-':<18}{o['count']:>5}  {status}")
+        text.append(f"  {o['op']:<36}{o['types'] or '-':<18}{o['count']:>5}  "
+                    f"{o['library'] or '-':<10} {status}")
     problems = missing + unsupported
     text.append("all supported" if not problems else
                 "; ".join(filter(None, [missing and f"missing: {', '.join(missing)}",
@@ -610,9 +625,7 @@ def _add_common(p, arena: bool = True, model: Optional[str] = "one") -> None:
     """--target, --interpreter, --json (and the model, --arena-size) for a subcommand."""
     if model == "one":
         p.add_argument("model", help="path of a .tflite model, or bundled:NAME (bundled:person_detect)")
-    targets = ", ".join(TARGETS)
-    p.add_argument("--target", default=DEFAULT_TARGET,
-                   help=f"TFLM build whose struct sizes to use: {targets} (default {DEFAULT_TARGET})")
+    p.add_argument("--target", default=DEFAULT_TARGET, metavar="T", help=TARGET_HELP)
     p.add_argument("--interpreter", default="recording", metavar="{recording,micro}",
                    help="recording: TFLM's RecordingMicroInterpreter (RecordingMicroAllocator; what the "
                         "tflite-micro package and TFLM's tests use; default); micro: MicroInterpreter "
@@ -623,11 +636,25 @@ def _add_common(p, arena: bool = True, model: Optional[str] = "one") -> None:
                        help="arena bytes (default: the model's exact minimum for --interpreter)")
 
 
+#: ``--target`` help of every subcommand: the names, what they model, the aliases
+TARGET_HELP = (
+    f"the TFLM build to emulate (struct sizes, kernel library; default {DEFAULT_TARGET}): "
+    "host64 (the tflite-micro PyPI package), mcu32 (a generic 32-bit build with 4-byte enums "
+    "and compression on, not a Cortex-M firmware), cortex-m0, cortex-m3, cortex-m4, cortex-m7, "
+    "cortex-m33, cortex-m55 (TFLM's Makefile build for that core, reference kernels), each also "
+    "+cmsis-nn (CMSIS-NN kernels: no DSP on m0/m3, DSP on m4/m7/m33, MVE on m55). Other cores: "
+    + ", ".join(f"{a} = {c}" for a, c in TARGET_ALIASES.items())
+    + " (see micro-runtime --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     parser = _Parser(
         prog="micro-runtime",
-        description="TFLM emulator: exact arena size, allocation audit, memory plan, inference.")
+        description="TFLM emulator: exact arena size, allocation audit, memory plan, inference.",
+        epilog="targets (--target, default " + DEFAULT_TARGET + "):\n"
+               + "\n".join("  " + line for line in targets_help().splitlines()),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"micro-runtime {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -750,8 +777,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check_options(args) -> None:
-    """Option values argparse cannot judge: InputErrors (status 1, one line)."""
-    get_target(args.target)
+    """Option values argparse cannot judge: InputErrors (status 1, one line). A core
+    alias (``cortex-m0plus``) becomes its profile's name, which every output shows."""
+    args.target = get_target(args.target).name
     if args.interpreter not in INTERPRETERS:
         raise InputError(f"unknown interpreter {args.interpreter!r}; one of: {', '.join(INTERPRETERS)}")
 

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import ArenaTooSmallError, InputError
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
+from ..targets import DEFAULT_TARGET
 
 #: ``--json`` keys of ``drift`` (stable).
 DRIFT_KEYS = ("model", "target", "interpreter", "precision", "clamp", "samples", "input_source", "seeds",
@@ -168,7 +169,7 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
 
 def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str = "fp32",
                   inputs: Optional[Sequence[Union[str, np.ndarray]]] = None, seeds: int = 8,
-                  target: str = "mcu32", op_resolver: Optional[OpResolver] = None,
+                  target: str = DEFAULT_TARGET, op_resolver: Optional[OpResolver] = None,
                   clamp: bool = False, interpreter: str = "recording",
                   on_progress: Optional[Callable[[int, int], None]] = None) -> DriftReport:
     """Outputs of the integer reference vs. the float delegate (see the module doc);

@@ -35,7 +35,7 @@ from ..interpreter import MicroInterpreter
 from ..model import OFFLINE_MEMORY_ALLOCATION, Model, load_model
 from .model_writer import ModelBuilder
 from ..op_resolver import OpResolver
-from ..targets import get_target
+from ..targets import DEFAULT_TARGET, get_target
 
 EXACT_LIMIT = 8  #: buffers up to which every placement order is tried
 
@@ -343,7 +343,7 @@ def _best_order(model: Model, interpreter: MicroInterpreter) -> Tuple[List[int],
     return best_order, best_bound
 
 
-def optimize_model(model, target="mcu32", op_resolver: Optional[OpResolver] = None,
+def optimize_model(model, target=DEFAULT_TARGET, op_resolver: Optional[OpResolver] = None,
                    reorder: bool = False, budget_s: float = 5.0, seed: int = 0,
                    recording: bool = True) -> OptimizeResult:
     """Plan ``model``'s tensors offline for the smallest head TFLM will produce, and

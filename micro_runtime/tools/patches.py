@@ -59,7 +59,7 @@ from .. import schema
 from ..errors import InputError, ModelError
 from ..model import OFFLINE_MEMORY_ALLOCATION, Model, load_model
 from ..op_resolver import OpResolver
-from ..targets import Target, get_target
+from ..targets import DEFAULT_TARGET, Target, get_target
 from .model_writer import ModelBuilder, _Operator, _Tensor
 
 #: schema Padding values written into the options of patch operators
@@ -1853,7 +1853,7 @@ def parse_grid(text: str) -> Tuple[int, int]:
     return rows, cols
 
 
-def optimize_with_patches(model, target: Union[str, Target] = "mcu32",
+def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
                           grid: Union[str, Tuple[int, int], None] = "auto",
                           stage_end: Optional[int] = None, op_resolver: Optional[OpResolver] = None,
                           budget_s: float = 5.0, max_stages: int = 3, max_patches: int = 16,

@@ -22,7 +22,7 @@ from arena.arena import min_arena_bytes, replay
 from ..interpreter import MicroInterpreter
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
-from ..targets import Target, get_target
+from ..targets import DEFAULT_TARGET, Target, get_target
 
 
 #: the interpreter classes a figure can be for (``--interpreter``)
@@ -91,7 +91,7 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
     raise last_error
 
 
-def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = "mcu32",
+def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = DEFAULT_TARGET,
                   op_resolver: Optional[OpResolver] = None, recording: bool = True,
                   planner: str = "greedy", alt_decompression_memory_size: int = 0) -> ArenaSize:
     """Exact arena figures for ``model`` on ``target`` (allocation + one invoke on zeros):

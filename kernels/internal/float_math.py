@@ -1,0 +1,113 @@
+"""The C library float functions a TFLM build's float kernels call (``std::exp``,
+``std::tanh``, ``std::log``, ...) and the NaN rules of its float32 arithmetic, chosen by
+the target's ``libm`` field: the one place a kernel asks for them.
+
+* ``"glibc"`` (host64, mcu32: the tflite-micro package and the 32-bit x86 build link glibc
+  2.36): glibc's table-driven expf / logf / sinf / cosf (:mod:`.libm_float`,
+  :mod:`.glibc_float`) and fdlibm's expm1f / tanhf.
+* ``"newlib"`` (every Cortex-M profile: arm-none-eabi's newlib 3.3.0, soft-float, so the
+  fdlibm "obsolete math" everywhere, :mod:`.newlib_float`).
+
+Arithmetic: glibc builds run x86 SSE (a NaN operand: the first one, quieted; an invalid
+operation: 0xffc00000); Cortex-M builds are -mfloat-abi=soft and call libgcc's ARM soft-float
+routines, whose NaN rules differ (:func:`.float_ops._arm_nan`); only NaN bit patterns differ.
+
+sqrtf is IEEE (exact) in both; only the NaN of a negative argument differs (x86's default
+NaN 0xffc00000 against newlib's 0x7fc00000). RSQRT is ``1.f / sqrtf(x)``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import float_ops, glibc_float, libm_float, newlib_float
+
+Float32Function = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class FloatMath:
+    """One build's float32 functions, each float32 array(s) -> float32 array: the C
+    library's, the element-wise arithmetic (``add`` ... ``div``, broadcasting) and the
+    sequential sum along the last axis (``row_sum``), with the build's NaN rules."""
+    name: str
+    expf: Float32Function
+    expm1f: Float32Function
+    tanhf: Float32Function
+    logf: Float32Function
+    sinf: Float32Function
+    cosf: Float32Function
+    sqrtf: Float32Function
+    add: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    sub: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    mul: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    div: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    row_sum: Float32Function
+    #: double ``exp`` (``std::exp(double)``) and double ``a + b``, float64 arrays
+    exp64: Callable[[np.ndarray], np.ndarray]
+    dadd: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    #: the build's compiled float ADD / MUL loops pass input 2 as the first operand of
+    #: the add / multiply (arm-none-eabi-gcc commutes them; which NaN comes out depends
+    #: on it): measured on TFLM's Cortex-M builds for same-shape inputs; their broadcast
+    #: loops keep input 1 first
+    commuted_add_mul: bool = False
+
+
+def _sqrtf_x86(x) -> np.ndarray:
+    """sqrtss: IEEE square root, the default NaN 0xffc00000 for x < 0."""
+    with np.errstate(all="ignore"):
+        return np.sqrt(np.asarray(x, dtype=np.float32))
+
+
+def _mul_x86(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.multiply(a, b, dtype=np.float32)
+
+
+def _div_x86(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.divide(a, b, dtype=np.float32)
+
+
+def _exp64_glibc(x) -> np.ndarray:
+    """glibc's double exp (Python's ``math.exp`` calls it), element by element."""
+    def one(v: float) -> float:
+        try:
+            return math.exp(v)
+        except OverflowError:
+            return math.inf
+    x = np.asarray(x, np.float64)
+    return np.array([one(v) for v in x.reshape(-1).tolist()], np.float64).reshape(x.shape)
+
+
+def _dadd_ieee(a, b) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.add(a, b, dtype=np.float64)
+
+
+GLIBC = FloatMath("glibc", libm_float.expf, libm_float.expm1f, libm_float.tanhf,
+                  glibc_float.logf, glibc_float.sinf, glibc_float.cosf, _sqrtf_x86,
+                  float_ops.add_f32, float_ops.sub_f32, _mul_x86, _div_x86,
+                  float_ops.x86_row_sum, _exp64_glibc, _dadd_ieee)
+NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_float.tanhf,
+                   newlib_float.logf, newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf,
+                   float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,
+                   float_ops.arm_div_f32, float_ops.arm_row_sum, newlib_float.exp64,
+                   float_ops.libgcc_dadd, commuted_add_mul=True)
+
+_LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB}
+
+
+def math_for(target=None) -> FloatMath:
+    """The float functions of ``target``'s C library (``Target.libm``; glibc when
+    ``target`` is None or has no such field)."""
+    name = getattr(target, "libm", "glibc")
+    try:
+        return _LIBRARIES[name]
+    except KeyError:
+        from micro_runtime.errors import MicroRuntimeError
+        raise MicroRuntimeError(f"unknown C library {name!r} for float functions "
+                                f"(known: {', '.join(sorted(_LIBRARIES))})") from None
