@@ -108,7 +108,7 @@ def expf(x) -> np.ndarray:
     t = _EXP2F_TAB[ki & (_N - 1)] + (ki.astype(np.uint64) << np.uint64(52 - 5))
     s = t.view(_F64)
     y = fma64(fma64(_C0, r, _C1), r * r, fma64(_C2, r, _F64(1.0)))
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         out = (y * s).astype(_F32)
         out = np.where(x > _EXP_OVERFLOW, _F32(np.inf), out)
         out = np.where(x < _EXP_UNDERFLOW, _F32(0.0), out)
