@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kernels.add import Add, OpData
 from kernels.base import register_variant
+from kernels.internal.sample_rows import elementwise_rows
 from kernels.internal.tensor_utils import INT16
 
 from .internal.prepare import tensor_info
@@ -24,6 +25,12 @@ from .internal.prepare import tensor_info
 class CmsisNNAdd(Add):
     op = "ADD"
     supported_types = Add.supported_types
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting (samples stay apart when their axes line up):
+        ``arm_elementwise_add_s8`` / ``_s16`` and the reference broadcasts give the same
+        values, so a block needing a broadcast where one sample does not is fine."""
+        return elementwise_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.add.OpData"))

@@ -38,6 +38,7 @@ from kernels.conv import (BIAS, FILTER, INPUT, OUTPUT, QUANTIZED_DIMENSION, Conv
                           check_geometry_params, conv_accumulators, filter_values,
                           populate_conv_quantization, write_channels_first)
 from kernels.internal.padding import compute_padding_height_width, padding_mode
+from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
 from .internal.arithmetic import MAX_COL_COUNT
@@ -74,6 +75,16 @@ class CmsisNNConv2D(Conv2D):
     supported_types = ("float32", "int8 (bias int32)", "int8 x int4 (packed, bias int32, one group)",
                        "int16 x int8 (bias int32 or int64 or none, one group)")
     weights_input = 1
+
+    def sample_rows(self, block):
+        """Batch rows are independent on every core, so the sample axis may replace the
+        unit batch axis. ``arm_convolve_wrapper_s8`` / ``_s4`` choose their routine (1x1
+        fast or strided, 1xN, MVE's even-int4, generic) from the padding, stride,
+        dilation, filter and input height and channels, never from the batch count, and
+        each routine gives the reference's int32 sums; ``arm_convolve_s16`` loops over
+        the batches and pairs output pixels within each one (the lone last pixel of a
+        batch is emulated per batch); buffer sizes do not depend on the batch."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.conv.OpData"))

@@ -25,6 +25,7 @@ from kernels.base import register_variant
 from kernels.depthwise_conv import BIAS, INPUT, FILTER, OUTPUT, DepthwiseConv2D
 from kernels.internal.quantization import multiply_by_quantized_multiplier, wrap_int32
 from kernels.conv import OpData
+from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, type_name
 
 from .internal.arithmetic import S64Requantizer, depthwise_s4_odd_channels
@@ -44,12 +45,19 @@ class CmsisNNDepthwiseConv2D(DepthwiseConv2D):
     weights_input = 1
 
     def sample_rows(self, block):
-        """As the reference kernel, except int4 weights: CMSIS-NN picks its int4 kernel
-        (and with it the packed-filter walk) by the batch size."""
-        weights = block.input(FILTER)
-        if weights is not None and weights.type == INT4:
+        """Batch rows are independent (the sample axis replaces the unit batch axis),
+        except int4 weights with an odd number of input channels.
+        ``arm_depthwise_conv_wrapper_s8`` / ``_s4`` take their fast kernels (3x3, opt,
+        MVE's conversion to a convolution) only for a batch of 1, but int8 weights and
+        even int4 channel counts give the reference's sums on every kernel; an odd int4
+        channel count makes the generic kernel's packed-filter walk read other weights,
+        and a block (batch > 1) always takes that kernel. int16 calls
+        ``arm_depthwise_conv_s16`` whatever the batch."""
+        weights, inp = block.input(FILTER), block.input(INPUT)
+        if weights is not None and weights.type == INT4 and (
+                inp is None or not inp.shape or inp.shape[-1] % 2):
             return False
-        return super().sample_rows(block)
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.depthwise_conv.OpData"))

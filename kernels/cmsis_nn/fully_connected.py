@@ -61,6 +61,32 @@ class CmsisNNFullyConnected(FullyConnected):
                        "int16 x int8 (bias int64 or none)")
     weights_input = 1
 
+    def sample_rows(self, block):
+        """Rows of the flattened input are independent, as in the reference kernel
+        (``arm_fully_connected_s8`` / ``_per_channel_s8`` / ``_s4`` / ``_s16`` loop over
+        the batches, one vector-matrix product each, with the same per-core column
+        split; MVE kernel sums depend on the weights only), as long as the block takes
+        the same path: TFLM picks ``arm_convolve_1x1_s8_fast`` (int8 x int8, depth a
+        multiple of 4) by the output's *rank* (> 2), which a prepended sample axis
+        raises, and that path ignores the weights' zero point. A per-tensor conv 1x1
+        layer also checks its scratch buffer's index (>= 4), which differs in the block
+        model: it runs sample by sample. Outputs of 4 dimensions must stay 4-D."""
+        if not FullyConnected.sample_rows(self, block):
+            return False
+        inp, weights, out = block.input(INPUT), block.input(WEIGHTS), block.output(OUTPUT)
+        block_rank = len(block.shape(out))
+        if block_rank > 4:
+            return False
+        if inp.type == INT8 and weights.type == INT8 and weights.shape[-1] % 4 == 0:
+            single_conv_1x1, block_conv_1x1 = len(out.shape) > 2, block_rank > 2
+            if single_conv_1x1 != block_conv_1x1:
+                return False
+            q = weights.quantization
+            per_channel = q is not None and np.asarray(q.scales).size > 1
+            if block_conv_1x1 and not per_channel:
+                return False
+        return True
+
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.fully_connected.OpData"))
         return CmsisFullyConnectedOpData()

@@ -20,6 +20,8 @@ from typing import Tuple
 import numpy as np
 
 from kernels.base import register_variant
+from kernels.internal.sample_rows import block_shape, elementwise_rows
+from kernels.internal.tensor_utils import INT8
 from kernels.maximum_minimum import Maximum, Minimum
 
 
@@ -49,61 +51,96 @@ def broadcast_walk(shape1, shape2, out_shape):
     hd2 = wd2 if h2 >= h1 else -w2 * (c2 - wd2)
     bd1 = c1 * w1 * h1 if n1 >= n2 else 0
     bd2 = c2 * w2 * h2 if n2 >= n1 else 0
-    p1, p2 = [], []
-    for b in range(on):
-        base1, base2 = b * bd1, b * bd2
-        if (h1, w1, c1) == (h2, w2, c2):
-            k = np.arange(h1 * w1 * c1, dtype=np.int64)
-            p1.append(base1 + k)
-            p2.append(base2 + k)
-            continue
-        if h1 * w1 * c1 == 1:
-            p1.append(np.full(h2 * w2 * c2, base1, np.int64))
-            p2.append(base2 + np.arange(h2 * w2 * c2, dtype=np.int64))
-            continue
-        if h2 * w2 * c2 == 1:
-            p1.append(base1 + np.arange(h1 * w1 * c1, dtype=np.int64))
-            p2.append(np.full(h1 * w1 * c1, base2, np.int64))
-            continue
-        rows = np.arange(oh, dtype=np.int64)[:, None]
-        if w1 == w2 and c1 == c2:
-            k = np.arange(w1 * c1, dtype=np.int64)[None, :]
-            step1, step2 = w1 * c1, w1 * c1
-            r1, r2 = k, k
-        elif w1 * c1 == 1:
-            k = np.arange(w2 * c2, dtype=np.int64)[None, :]
-            step1, step2 = 1, w2 * c2
-            r1, r2 = np.zeros_like(k), k
-        elif w2 * c2 == 1:
-            k = np.arange(w1 * c1, dtype=np.int64)[None, :]
-            step1, step2 = w1 * c1, 1
-            r1, r2 = k, np.zeros_like(k)
+    # every batch walks the same offsets from its own base (b x bd1, b x bd2)
+    body1, body2 = _batch_walk(h1, w1, c1, h2, w2, c2, oh, ow, wd1, wd2, hd1, hd2)
+    batches = np.arange(on, dtype=np.int64)[:, None]
+    return ((batches * bd1 + body1[None, :]).reshape(-1),
+            (batches * bd2 + body2[None, :]).reshape(-1))
+
+
+def _batch_walk(h1, w1, c1, h2, w2, c2, oh, ow, wd1, wd2, hd1, hd2):
+    """The offsets one batch of the walk reads from each input, from the batch's base."""
+    if (h1, w1, c1) == (h2, w2, c2):
+        k = np.arange(h1 * w1 * c1, dtype=np.int64)
+        return k, k
+    if h1 * w1 * c1 == 1:
+        return (np.zeros(h2 * w2 * c2, np.int64),
+                np.arange(h2 * w2 * c2, dtype=np.int64))
+    if h2 * w2 * c2 == 1:
+        return (np.arange(h1 * w1 * c1, dtype=np.int64),
+                np.zeros(h1 * w1 * c1, np.int64))
+    rows = np.arange(oh, dtype=np.int64)[:, None]
+    if w1 == w2 and c1 == c2:
+        k = np.arange(w1 * c1, dtype=np.int64)[None, :]
+        step1, step2 = w1 * c1, w1 * c1
+        r1, r2 = k, k
+    elif w1 * c1 == 1:
+        k = np.arange(w2 * c2, dtype=np.int64)[None, :]
+        step1, step2 = 1, w2 * c2
+        r1, r2 = np.zeros_like(k), k
+    elif w2 * c2 == 1:
+        k = np.arange(w1 * c1, dtype=np.int64)[None, :]
+        step1, step2 = w1 * c1, 1
+        r1, r2 = k, np.zeros_like(k)
+    else:
+        # per pixel: the elements read from each input and how far each pointer moves
+        if c1 == c2:
+            s1, s2 = c1, c1
+            e1 = e2 = np.arange(c1, dtype=np.int64)
+        elif c1 == 1:
+            s1, s2 = 1, c2
+            e1, e2 = np.zeros(c2, np.int64), np.arange(c2, dtype=np.int64)
+        elif c2 == 1:
+            s1, s2 = c1, 1
+            e1, e2 = np.arange(c1, dtype=np.int64), np.zeros(c1, np.int64)
         else:
-            # per pixel: the elements read from each input and how far each pointer moves
-            if c1 == c2:
-                s1, s2 = c1, c1
-                e1 = e2 = np.arange(c1, dtype=np.int64)
-            elif c1 == 1:
-                s1, s2 = 1, c2
-                e1, e2 = np.zeros(c2, np.int64), np.arange(c2, dtype=np.int64)
-            elif c2 == 1:
-                s1, s2 = c1, 1
-                e1, e2 = np.arange(c1, dtype=np.int64), np.zeros(c1, np.int64)
-            else:
-                s1, s2 = 0, 0                # no branch taken: nothing written
-                e1 = e2 = np.zeros(0, np.int64)
-            x = np.arange(ow, dtype=np.int64)[:, None]
-            r1 = (x * (s1 - wd1) + e1[None, :]).reshape(1, -1)
-            r2 = (x * (s2 - wd2) + e2[None, :]).reshape(1, -1)
-            step1, step2 = ow * (s1 - wd1), ow * (s2 - wd2)
-        p1.append((base1 + rows * (step1 + hd1) + r1).reshape(-1))
-        p2.append((base2 + rows * (step2 + hd2) + r2).reshape(-1))
-    return np.concatenate(p1), np.concatenate(p2)
+            s1, s2 = 0, 0                # no branch taken: nothing written
+            e1 = e2 = np.zeros(0, np.int64)
+        x = np.arange(ow, dtype=np.int64)[:, None]
+        r1 = (x * (s1 - wd1) + e1[None, :]).reshape(1, -1)
+        r2 = (x * (s2 - wd2) + e2[None, :]).reshape(1, -1)
+        step1, step2 = ow * (s1 - wd1), ow * (s2 - wd2)
+    return ((rows * (step1 + hd1) + r1).reshape(-1),
+            (rows * (step2 + hd2) + r2).reshape(-1))
+
+
+def walk_sample_rows(block) -> bool:
+    """True when the int8 walk over the block's shapes reads for
+    each sample exactly the offsets the walk over one sample's shapes reads (shifted by
+    the sample's position in each varying input) and writes every output element: the
+    walk is then the samples' walks one after the other. Checked on the walks
+    themselves (blocks of 2, 3 and the block's own size), not assumed."""
+    in1, in2, out = block.input(0), block.input(1), block.output(0)
+    single1, single2 = broadcast_walk(in1.shape, in2.shape, out.shape)
+    out_size = int(np.prod(out.shape, dtype=np.int64))
+    if len(single1) != out_size:
+        return False
+    sizes = [int(np.prod(t.shape, dtype=np.int64)) for t in (in1, in2)]
+    for n in sorted({2, 3, int(block.batch or block.samples)}):
+        shapes = [block_shape(t.shape, n) if block.varies(t) else tuple(t.shape)
+                  for t in (in1, in2, out)]
+        if max(len(s) for s in shapes) > 4:
+            return False
+        walked = broadcast_walk(*shapes)
+        samples = np.arange(n, dtype=np.int64)[:, None]
+        for t, size, single, got in zip((in1, in2), sizes, (single1, single2), walked):
+            step = size if block.varies(t) else 0
+            if not np.array_equal(got, (samples * step + single[None, :]).reshape(-1)):
+                return False
+    return True
 
 
 class _CmsisNnMaxMin:
+    library = "cmsis-nn"
     def sample_rows(self, block):
-        return False      # int8 broadcasting depends on the 4-D layout
+        """Element-wise with broadcasting (samples stay apart when their axes line up);
+        int8 runs ``arm_maximum_s8`` / ``arm_minimum_s8``, whose 4-D pointer walk must
+        also read per sample what one sample's walk reads (:func:`walk_sample_rows`)."""
+        if not elementwise_rows(block):
+            return False
+        if block.output(0).type != INT8:
+            return True
+        return walk_sample_rows(block)
 
     def invoke(self, ctx, node):
         x1, x2 = node.input_arrays

@@ -9,6 +9,7 @@ requires to be 0. Broadcasts run TFLM's reference routines (its "4D" broadcasts 
 from __future__ import annotations
 
 from kernels.base import register_variant
+from kernels.internal.sample_rows import elementwise_rows
 from kernels.mul import Mul
 
 
@@ -16,3 +17,9 @@ from kernels.mul import Mul
 class CmsisNNMul(Mul):
     op = "MUL"
     supported_types = Mul.supported_types
+
+    def sample_rows(self, block):
+        """Element-wise with broadcasting (samples stay apart when their axes line up):
+        ``arm_elementwise_mul_s8`` / ``_s16`` and the reference broadcasts give the same
+        values, so a block needing a broadcast where one sample does not is fine."""
+        return elementwise_rows(block)

@@ -19,8 +19,17 @@ from kernels.pad import Pad, PadV2
 
 
 class _CmsisNnPad:
+    library = "cmsis-nn"
+
     def sample_rows(self, block):
-        return False      # int8 behaviour depends on the rank: no extra sample axis
+        """As the reference kernel (samples stay apart unless the batch axis they
+        replace is padded; a prepended sample axis gets a zero padding row), except that
+        an int8 block must stay within ``arm_pad_s8``'s four dimensions: a prepended
+        sample axis on a 4-D input would make it 5-D."""
+        if not super().sample_rows(block):
+            return False
+        inp = block.input(0)
+        return inp.type != INT8 or len(block.shape(inp)) <= 4
 
     def prepare(self, ctx, node):
         super().prepare(ctx, node)

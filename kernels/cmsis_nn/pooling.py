@@ -14,6 +14,7 @@ runs the reference code.
 from __future__ import annotations
 
 from kernels.base import register_variant
+from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import INT8, INT16
 from kernels.pooling import AveragePool2D, MaxPool2D, OpData
 
@@ -25,10 +26,20 @@ class CmsisPoolingOpData(OpData):
     buffer_idx = -1
 
 
+def pooling_sample_rows(block) -> bool:
+    """Batch rows are independent: TFLM passes the batch count and ``arm_avgpool_s8`` /
+    ``_s16`` / ``arm_max_pool_s8`` / ``_s16`` loop over it (the scratch buffer holds one
+    output row of one batch), so the sample axis may replace the unit batch axis."""
+    return batch_axis_rows(block)
+
+
 @register_variant("cmsis-nn")
 class CmsisNNAveragePool2D(AveragePool2D):
     op = "AVERAGE_POOL_2D"
     supported_types = AveragePool2D.supported_types
+
+    def sample_rows(self, block):
+        return pooling_sample_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.pooling.OpData"))
@@ -51,6 +62,9 @@ class CmsisNNAveragePool2D(AveragePool2D):
 class CmsisNNMaxPool2D(MaxPool2D):
     op = "MAX_POOL_2D"
     supported_types = MaxPool2D.supported_types
+
+    def sample_rows(self, block):
+        return pooling_sample_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.pooling.OpData"))

@@ -20,6 +20,7 @@ from kernels.base import register_variant
 from kernels.softmax import OpData, Softmax
 
 from kernels.internal.float_math import math_for
+from kernels.internal.sample_rows import same_shape_rows
 
 from .internal.arithmetic import softmax_s8, softmax_s16
 
@@ -28,6 +29,12 @@ from .internal.arithmetic import softmax_s8, softmax_s16
 class CmsisNNSoftmax(Softmax):
     op = "SOFTMAX"
     supported_types = Softmax.supported_types
+
+    def sample_rows(self, block):
+        """Along the last axis, every other axis a row: ``arm_softmax_s8`` / ``_s8_s16``
+        / ``_s16`` (and the float code) compute each row on its own (TFLM passes the
+        number of rows), so samples stay apart."""
+        return same_shape_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.softmax.CMSISNNSoftmaxParams"))

@@ -28,7 +28,8 @@ import numpy as np
 from kernels.base import register_variant
 from kernels.internal.matmul import exact_int_matmul
 from kernels.internal.quantization import multiply_by_quantized_multiplier, wrap_int32
-from kernels.svdf import OpData, Svdf
+from kernels.internal.sample_rows import batch_axis_rows
+from kernels.svdf import ACTIVATION_STATE, INPUT, OpData, Svdf
 
 from .internal.kernel_sums import vector_sum_s8
 
@@ -44,6 +45,16 @@ class CmsisNnSvdf(Svdf):
     op = "SVDF"
     supported_types = ("float32", "int8 (time weights and state int16 or int8)")
     weights_input = 1
+
+    def sample_rows(self, block):
+        """Batch rows are independent, the activation state one row per batch (the
+        sample axis replaces the unit batch axis of the input, state and output):
+        ``arm_svdf_s8`` / ``arm_svdf_state_s16_s8`` shift the whole state buffer by one
+        value (moving a value across rows into the newest slot of the row before, which
+        the feature product then overwrites) and compute every batch row on its own;
+        MVE's kernel sums come from the feature weights alone. Each block row starts
+        from the reset state, as each sample does."""
+        return batch_axis_rows(block, (INPUT, ACTIVATION_STATE))
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.svdf.CmsisNnOpDataSvdf"))

@@ -19,13 +19,44 @@ from kernels.base import register_variant
 from kernels.transpose import Transpose
 
 
+def applied_as_given(perm) -> bool:
+    """True when ``arm_transpose_s8`` (as TFLM's CMSIS-NN build calls it) permutes an
+    int8 tensor by ``perm`` on every core: 3 or 4 dimensions, except the 4-D identity
+    (MVE swaps its last two axes), or the 2-D [1, 0]; 1-D identity."""
+    perm = [int(v) for v in perm]
+    if len(perm) > 4:
+        return False
+    if len(perm) == 2:
+        return perm == [1, 0]
+    if len(perm) == 4 and perm[:2] == [0, 1]:
+        return perm == [0, 1, 3, 2]
+    return True
+
+
 @register_variant("cmsis-nn")
 class CmsisNnTranspose(Transpose):
     op = "TRANSPOSE"
     supported_types = ("float32", "int8", "int16")
 
     def sample_rows(self, block):
-        return False      # int8 behaviour depends on the rank: no extra sample axis
+        """As the reference kernel (samples stay apart when the permutation keeps the
+        batch axis they replace in front; a prepended sample axis stays in front), and
+        for int8 only where ``arm_transpose_s8`` applies the permutation as given, for
+        one sample and for the block alike, on MVE cores and others: at most 4
+        dimensions, a 2-D permutation [1, 0] (2-D inputs are always transposed) and no
+        4-D permutation [0, 1, 2, 3] (MVE swaps the last two axes of those)."""
+        single = block.constant(1)
+        if not super().sample_rows(block):
+            return False
+        inp = block.input(0)
+        if inp.type != INT8:
+            return True
+        rewritten = block.new_constants.get(1, single)
+        for perm in (single, rewritten):
+            values = [int(v) for v in np.asarray(perm).reshape(-1)]
+            if not applied_as_given(values):
+                return False
+        return True
 
     def prepare(self, ctx, node):
         super().prepare(ctx, node)

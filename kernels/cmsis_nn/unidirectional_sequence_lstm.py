@@ -41,8 +41,10 @@ from kernels.base import register_variant
 from kernels.internal.lut import apply_int16_table, int16_table, logistic_int16
 from kernels.internal.matmul import exact_int_matmul
 from kernels.internal.quantization import ACT_TANH, multiply_by_quantized_multiplier, wrap_int32
-from kernels.unidirectional_sequence_lstm import (BIASES, INPUT_WEIGHTS, OpData,
-                                                  RECURRENT_WEIGHTS, UnidirectionalSequenceLstm)
+from kernels.internal.sample_rows import batch_axis_rows
+from kernels.unidirectional_sequence_lstm import (BIASES, CELL_STATE, HIDDEN_STATE, INPUT,
+                                                  INPUT_WEIGHTS, OpData, RECURRENT_WEIGHTS,
+                                                  UnidirectionalSequenceLstm)
 
 from .internal.kernel_sums import accumulate_s16_s8, requantize_s64, vector_sum_s8, vector_sum_s8_s64
 
@@ -66,6 +68,17 @@ class CmsisNnUnidirectionalSequenceLstm(UnidirectionalSequenceLstm):
     op = "UNIDIRECTIONAL_SEQUENCE_LSTM"
     supported_types = ("float32", "int8 (cell state int16)", "int16 x int8 (cell state int16)")
     weights_input = 2
+
+    def sample_rows(self, block):
+        """Batch-major sequences are independent rows: the integer kernels start every
+        invoke from a zero cell state and no hidden state (the state tensors are neither
+        read nor written) and compute each batch row on its own (the int16 column split
+        is per row and per core, not per batch count); float runs the reference with one
+        state row per batch. The sample axis replaces the unit batch axis; time-major
+        inputs keep time first and run sample by sample."""
+        if block.params.time_major:
+            return False
+        return batch_axis_rows(block, (INPUT, HIDDEN_STATE, CELL_STATE))
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.unidirectional_sequence_lstm.OpData"))
