@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.base import register_variant
+from kernels.internal.tensor_utils import INT8
 from kernels.transpose import Transpose
 
 
