@@ -85,7 +85,14 @@ class CmsisNnSvdf(Svdf):
                                                data.effective_scale_1_b)
         newest = np.minimum(np.maximum(dot, -32768), 32767)
         np.copyto(mem[:, :, -1], newest, casting="unsafe")   # int8 states wrap
-        sums = wrap_int32(np.einsum("bfm,fm->bf", mem.astype(np.int64), data.weights_time))
+        if uniform is None:
+            sums = np.einsum("bfm,fm->bf", mem.astype(np.int64), data.weights_time)
+        else:
+            # a block from the reset state: every slot but the newest holds ``uniform``
+            # (the same exact int64 sum, without the memory axis)
+            sums = mem[:, :, -1].astype(np.int64) * data.weights_time_last
+            sums += uniform * data.weights_time_head
+        sums = wrap_int32(sums)
         units = sums.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
         acc = wrap_int32(units + data.bias)
         acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,

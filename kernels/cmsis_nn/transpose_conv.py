@@ -28,7 +28,9 @@ import numpy as np
 
 from kernels.base import register_variant
 from kernels.internal.matmul import exact_int_matmul
+from kernels.internal.padding import compute_padding_height_width, padding_mode
 from kernels.internal.quantization import multiply_by_quantized_multiplier, wrap_int32
+from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import INT8, INT16, flat_size
 from kernels.transpose_conv import BIAS, FILTER, INPUT, OUTPUT, OpData, TransposeConv
 
@@ -55,6 +57,22 @@ def transpose_conv_s8_buffer_size(stride_h: int, stride_w: int, input_w: int, in
     return buf_x * max(filter_h, stride_h) * 4
 
 
+def ring_fits_its_buffer(stride_h: int, stride_w: int, filter_w: int) -> bool:
+    """True when ``arm_transpose_conv_s8``'s ring (rows of max(filter_w, stride_w)
+    pixels past the input's span) fits the buffer it asked for (rows sized with
+    max(filter_w, stride_h)): the kernel then touches no arena memory but its ring."""
+    return max(filter_w, stride_w) <= max(filter_w, stride_h)
+
+
+def ring_rows_emitted(in_h: int, filter_h: int, stride_h: int, pad_y: int, out_h: int) -> int:
+    """The output rows ``arm_transpose_conv_s8``'s schedule writes per batch: stride_h
+    after every input row that needs no top cropping, then those of the last
+    filter_h - stride_h ring rows that fall inside the output."""
+    rows = stride_h * sum(1 for j in range(in_h) if pad_y - j * stride_h <= 0)
+    return rows + sum(1 for y in range(filter_h - stride_h)
+                      if pad_y <= in_h * stride_h + y < pad_y + out_h)
+
+
 def transpose_conv_s8_reverse_buffer_size(stride_h: int, stride_w: int, input_c: int,
                                           filter_h: int, filter_w: int, output_c: int) -> int:
     """arm_transpose_conv_s8_get_reverse_conv_buffer_size (bytes): the reversed filter."""
@@ -75,6 +93,32 @@ class CmsisNnTransposeConv(TransposeConv):
         data = OpData()
         data.scratch_buffer_output_index = -1
         return data
+
+    def sample_rows(self, block):
+        """Batch rows are independent (the sample axis replaces the unit batch axis of
+        the input and output; the output-shape input is not read): float32, int16 and
+        int8 through the reverse convolution compute every batch alike. int8 through
+        ``arm_transpose_conv_s8`` runs one schedule per batch from a ring reset to the
+        bias, so batches stay apart when the ring stays inside its buffer and the
+        schedule writes exactly the output's rows (else a sample's rows, or the memory
+        past its ring or output, would land elsewhere in a block)."""
+        if not batch_axis_rows(block, (INPUT,)):
+            return False
+        inp, flt, out = block.input(INPUT), block.input(FILTER), block.output(OUTPUT)
+        if inp.type != INT8 or len(inp.shape) != 4 or len(flt.shape) != 4 or len(out.shape) != 4:
+            return True
+        params = block.params
+        sh, sw = int(params.stride_h), int(params.stride_w)
+        _, in_h, _, in_c = inp.shape
+        _, filter_h, filter_w, _ = flt.shape
+        _, out_h, out_w, _ = out.shape
+        if reverse_conv_used(sh, sw, in_c):
+            return True
+        if sh < 1 or sw < 1 or not ring_fits_its_buffer(sh, sw, filter_w):
+            return False
+        padding, _, _ = compute_padding_height_width(sh, sw, 1, 1, out_h, out_w, filter_h,
+                                                     filter_w, padding_mode(params))
+        return ring_rows_emitted(in_h, filter_h, sh, padding.height, out_h) == out_h
 
     def _request_scratch(self, ctx, data, inp, flt, out, params) -> None:
         if inp.type == INT8:
@@ -117,7 +161,13 @@ class CmsisNnTransposeConv(TransposeConv):
         with max(filter_w, stride_w)): the excess lands on whatever follows in the arena,
         as on the device; input rows are read as each is needed, and output rows
         written in order, possibly past the output tensor (a schedule that emits more
-        rows than the output has)."""
+        rows than the output has).
+
+        Every batch runs the same schedule from a ring reset to the bias. When the ring
+        fits its buffer (it then touches no other memory) the batches run side by side,
+        one ring per batch on the host, and the arena's ring is left holding the last
+        batch's, as the batch-by-batch kernel leaves it; otherwise batch by batch in the
+        arena."""
         (batches, in_h, in_w, in_c, filter_h, filter_w, out_c, out_h, out_w,
          sh, sw) = data.geometry
         pad_y, pad_x = data.padding.height, data.padding.width
@@ -128,7 +178,7 @@ class CmsisNnTransposeConv(TransposeConv):
         ring_address = ctx.allocator.scratch_addresses[data.scratch_buffer_index]
         if ring_address + 4 * ring_values > arena.size:
             raise ctx.error("arm_transpose_conv_s8's ring buffer would run past the arena")
-        ring = arena.view(ring_address, np.int32, ring_values).reshape(-1, out_c)
+        arena_ring = arena.view(ring_address, np.int32, ring_values).reshape(-1, out_c)
         out_tensor = ctx.eval_tensor(node_output(ctx))
         bias_row = (np.zeros(out_c, np.int64) if bias is None
                     else np.asarray(bias, np.int64).reshape(-1)[:out_c])
@@ -137,43 +187,57 @@ class CmsisNnTransposeConv(TransposeConv):
         multipliers = np.asarray(data.per_channel_multiplier, np.int64)
         shifts = np.asarray(data.per_channel_shift, np.int64)
         lo, hi = data.output_activation_min, data.output_activation_max
-        row_values = out_w * out_c
-        emitted = []                  # output rows, in order
+        side_by_side = ring_fits_its_buffer(sh, sw, filter_w)
+        if side_by_side:
+            groups = [np.arange(batches)]
+            rings = np.empty((batches,) + arena_ring.shape, np.int32)
+        else:
+            groups = [np.arange(b, b + 1) for b in range(batches)]
+            rings = arena_ring[None]
+        emitted = []                  # per group: output rows in order, (batches, values)
 
-        def emit(ring_row: int) -> None:
-            start = ring_row * row_pixels + pad_x
-            if start + out_w > ring.shape[0]:
-                raise ctx.error("arm_transpose_conv_s8 would read past its ring buffer for "
-                                "this geometry")
-            acc = ring[start:start + out_w].astype(np.int64)
-            acc = multiply_by_quantized_multiplier(acc, multipliers, shifts)
-            values = np.minimum(np.maximum(acc + data.output_zero_point, lo), hi)
-            emitted.append(values.astype(np.int8).reshape(-1))
+        for group in groups:
+            ring = rings[:len(group)]
+            rows_out = []
 
-        for b in range(batches):
+            def emit(ring_row: int) -> None:
+                start = ring_row * row_pixels + pad_x
+                if start + out_w > ring.shape[1]:
+                    raise ctx.error("arm_transpose_conv_s8 would read past its ring buffer for "
+                                    "this geometry")
+                acc = ring[:, start:start + out_w].astype(np.int64)
+                acc = multiply_by_quantized_multiplier(acc, multipliers, shifts)
+                values = np.minimum(np.maximum(acc + data.output_zero_point, lo), hi)
+                rows_out.append(values.astype(np.int8).reshape(len(group), -1))
+
             ring[...] = bias_row
             row = 0
             for j in range(in_h):
                 skip_top = max(0, pad_y - j * sh)
                 skip_bottom = max(0, (j * sh + filter_h) - (pad_y + out_h) - 1)
-                lhs = np.asarray(x[b, j], np.float64) + data.input_offset
-                taps = exact_int_matmul(lhs, weights).reshape(in_w, filter_h, filter_w, out_c)
+                lhs = np.asarray(x[group, j], np.float64).reshape(-1, in_c) + data.input_offset
+                taps = exact_int_matmul(lhs, weights).reshape(len(group), in_w, filter_h,
+                                                               filter_w, out_c)
                 for r in range(filter_h - skip_top - skip_bottom):
                     first = ((row + r) % ring_rows) * row_pixels
-                    target = ring[first:first + row_pixels]
+                    target = ring[:, first:first + row_pixels]
                     for fx in range(filter_w):
                         cols = slice(fx, fx + (in_w - 1) * sw + 1, sw)
-                        target[cols] = wrap_int32(target[cols].astype(np.int64)
-                                                  + taps[:, skip_top + r, fx])
+                        target[:, cols] = wrap_int32(target[:, cols].astype(np.int64)
+                                                     + taps[:, :, skip_top + r, fx])
                 if skip_top == 0:
                     for _ in range(sh):
                         emit(row)
-                        ring[row * row_pixels:(row + 1) * row_pixels] = bias_row
+                        ring[:, row * row_pixels:(row + 1) * row_pixels] = bias_row
                         row = (row + 1) % ring_rows
             for y in range(filter_h - sh):
                 if pad_y <= in_h * sh + y < pad_y + out_h:
                     emit(row)
                 row = (row + 1) % ring_rows
+            if rows_out:
+                emitted.append(np.concatenate(rows_out, axis=1).reshape(-1))
+        if side_by_side and batches:
+            arena_ring[...] = rings[-1]
         values = np.concatenate(emitted) if emitted else np.zeros(0, np.int8)
         if values.size <= out.size:
             out.reshape(-1)[:values.size] = values
