@@ -218,6 +218,34 @@ def _maximum_int8(shape1, shape2, constant_second=True):
                            [TensorDef(out, "INT8", quant=_Q8)])
 
 
+def _transpose_conv_int8(in_shape, filter_hw, out_c, stride_hw):
+    in_c = in_shape[3]
+    (fh, fw), (sh, sw) = filter_hw, stride_hw
+    out_shape = (in_shape[0], (in_shape[1] - 1) * sh + fh, (in_shape[2] - 1) * sw + fw, out_c)
+    w = (np.arange(out_c * fh * fw * in_c) % 13 - 6).astype(np.int8).reshape(out_c, fh, fw, in_c)
+    return single_op_model(
+        "TRANSPOSE_CONV",
+        [TensorDef((4,), "INT32", data=np.asarray(out_shape, np.int32)),
+         TensorDef(w.shape, "INT8", data=w, quant=(0.05, 0)),
+         TensorDef(in_shape, "INT8", quant=_Q8),
+         TensorDef((out_c,), "INT32", data=np.arange(out_c, dtype=np.int32) * 40 - 30,
+                   quant=(0.0025, 0))],
+        [TensorDef(out_shape, "INT8", quant=(0.5, -1))],
+        padding=1, stride_h=sh, stride_w=sw, fused_activation_function=0)
+
+
+def _batch_matmul_int8(lhs_shape, rhs_shape):
+    rhs = (np.arange(int(np.prod(rhs_shape))) % 11 - 5).astype(np.int8).reshape(rhs_shape)
+    ext = max(len(lhs_shape), len(rhs_shape))
+    a = (1,) * (ext - len(lhs_shape)) + tuple(lhs_shape)
+    b = (1,) * (ext - len(rhs_shape)) + tuple(rhs_shape)
+    out = tuple(np.broadcast_shapes(a[:-2], b[:-2])) + (a[-2], b[-1])
+    return single_op_model("BATCH_MATMUL", [TensorDef(lhs_shape, "INT8", quant=_Q8),
+                                            TensorDef(rhs_shape, "INT8", quant=(0.04, -2), data=rhs)],
+                           [TensorDef(out, "INT8", quant=(0.3, 4))],
+                           adj_x=False, adj_y=False, asymmetric_quantize_inputs=False)
+
+
 DECLARATIONS = [
     # (what, model, mode of its operator in a block on every target)
     ("fc: unit batch axis, rank 2 both ways", _fully_connected((1, 8), (1, 4), 8, 4, 3), "block"),
@@ -240,6 +268,17 @@ DECLARATIONS = [
     ("transpose int8 (1, 3, 4, 2) identity: MVE swaps the last two axes",
      _transpose_int8((1, 3, 4, 2), (0, 1, 2, 3)), "per-sample"),
     ("transpose int8 4-D gets a sample axis: 5-D", _transpose_int8((2, 3, 4, 2), (0, 2, 1, 3)),
+     "per-sample"),
+    ("transpose conv int8 ring fitting its buffer, every output row written",
+     _transpose_conv_int8((1, 3, 3, 2), (3, 3), 2, (2, 2)), "block"),
+    ("transpose conv int8 ring wider than its buffer (stride_w > filter_w, stride_h)",
+     _transpose_conv_int8((1, 3, 3, 2), (2, 2), 2, (1, 3)), "per-sample"),
+    ("transpose conv int8 reverse convolution (> 16 channels)",
+     _transpose_conv_int8((1, 3, 3, 20), (3, 3), 2, (2, 2)), "block"),
+    ("batch matmul int8 unit batch axis", _batch_matmul_int8((1, 2, 3, 4), (4, 5)), "block"),
+    ("batch matmul int8 3-D lhs without a unit batch axis", _batch_matmul_int8((2, 3, 4), (4, 5)),
+     "per-sample"),
+    ("batch matmul int8 rank-2 lhs (1, 4): its row, not a batch", _batch_matmul_int8((1, 4), (4, 5)),
      "per-sample"),
     ("maximum int8, same shapes", _maximum_int8((1, 3, 4, 5), (1, 3, 4, 5), False), "block"),
     ("maximum int8, per-channel constant", _maximum_int8((1, 3, 4, 5), (5,)), "block"),

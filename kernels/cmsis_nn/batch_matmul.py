@@ -33,6 +33,30 @@ class CmsisNnBatchMatMul(BatchMatMul):
     op = "BATCH_MATMUL"
     supported_types = ("float32", "int8", "int16")
 
+    def sample_rows(self, block):
+        """Batch products are independent: ``arm_batch_matmul_s8`` / ``_s16`` (and the
+        float code) multiply every output batch's operands on their own, whatever TFLM's
+        glue folds into rows, and the MVE buffer depends on the output's columns only.
+        The sample axis may replace a unit *batch* axis: the output and every varying
+        operand have it (rank >= 3, the output's rank), and a constant operand of that
+        rank has a unit first dimension (it broadcasts over the samples). A varying
+        rank-2 operand is a matrix whose rows the samples would become: not taken."""
+        if len(block.inputs) != 2 or len(block.outputs) != 1:
+            return False
+        lhs, rhs, out = block.input(0), block.input(1), block.output(0)
+        if lhs is None or rhs is None or out is None or not block.varies(out):
+            return False
+        rank = len(out.shape)
+        if rank < 3 or not block.merged(out) or not (block.varies(lhs) or block.varies(rhs)):
+            return False
+        for operand in (lhs, rhs):
+            if block.varies(operand):
+                if len(operand.shape) != rank or not block.merged(operand):
+                    return False
+            elif len(operand.shape) == rank and operand.shape[0] != 1:
+                return False
+        return True
+
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.batch_matmul.OpData"))
         data = OpData()
