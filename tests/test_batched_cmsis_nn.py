@@ -186,8 +186,10 @@ def _depthwise_int4(channels):
                    quant=(np.full(channels, 0.1, np.float32), np.zeros(channels, np.int64), 3)),
          TensorDef((channels,), "INT32", data=np.arange(channels, dtype=np.int32) * 50,
                    quant=(np.full(channels, 0.005, np.float32), np.zeros(channels, np.int64), 0))],
-        [TensorDef((1, 3, 3, channels), "INT8", quant=(0.3, 1))],
-        padding=1, stride_w=1, stride_h=1, depth_multiplier=1, dilation_w_factor=1,
+        [TensorDef((1, 5, 5, channels), "INT8", quant=(0.3, 1))],
+        # SAME: border windows visit fewer taps, where the generic kernel's nibble walk
+        # reads other weights than the fast kernel (odd channel counts)
+        padding=0, stride_w=1, stride_h=1, depth_multiplier=1, dilation_w_factor=1,
         dilation_h_factor=1, fused_activation_function=0)
 
 
@@ -249,7 +251,8 @@ def _batch_matmul_int8(lhs_shape, rhs_shape):
 DECLARATIONS = [
     # (what, model, mode of its operator in a block on every target)
     ("fc: unit batch axis, rank 2 both ways", _fully_connected((1, 8), (1, 4), 8, 4, 3), "block"),
-    ("fc: rank-2 output becomes 3-D: TFLM's conv 1x1 path (weight zero point ignored)",
+    ("fc: rank-2 output becomes 3-D: TFLM's conv 1x1 path (weight zero point ignored, "
+     "per-tensor scratch index check)",
      _fully_connected((2, 8), (2, 4), 8, 4, 3), "per-sample"),
     ("fc: rank-2 output becomes 3-D, depth not a multiple of 4: no conv 1x1",
      _fully_connected((2, 6), (2, 4), 6, 4, 3), "block"),
@@ -265,8 +268,12 @@ DECLARATIONS = [
     ("transpose int8 2-D [1, 0] becomes 3-D [0, 2, 1]", _transpose_int8((3, 4), (1, 0)), "block"),
     ("transpose int8 2-D identity: arm_transpose_s8 transposes it anyway",
      _transpose_int8((3, 4), (0, 1)), "per-sample"),
-    ("transpose int8 (1, 3, 4, 2) identity: MVE swaps the last two axes",
-     _transpose_int8((1, 3, 4, 2), (0, 1, 2, 3)), "per-sample"),
+    ("transpose int8 (1, 3, 4, 2) identity: MVE swaps the last two axes of every sample",
+     _transpose_int8((1, 3, 4, 2), (0, 1, 2, 3)), "block"),
+    ("transpose int8 3-D identity gets a sample axis: [0, 1, 2, 3], which MVE swaps",
+     _transpose_int8((2, 3, 4), (0, 1, 2)), "per-sample"),
+    ("transpose int8 3-D [0, 2, 1] gets a sample axis: [0, 1, 3, 2] on every core",
+     _transpose_int8((2, 3, 4), (0, 2, 1)), "block"),
     ("transpose int8 4-D gets a sample axis: 5-D", _transpose_int8((2, 3, 4, 2), (0, 2, 1, 3)),
      "per-sample"),
     ("transpose conv int8 ring fitting its buffer, every output row written",

@@ -13,6 +13,8 @@ Everything else is the reference's permutation.
 """
 from __future__ import annotations
 
+from typing import List, Optional
+
 import numpy as np
 
 from kernels.base import register_variant
@@ -20,18 +22,19 @@ from kernels.internal.tensor_utils import INT8
 from kernels.transpose import Transpose
 
 
-def applied_as_given(perm) -> bool:
-    """True when ``arm_transpose_s8`` (as TFLM's CMSIS-NN build calls it) permutes an
-    int8 tensor by ``perm`` on every core: 3 or 4 dimensions, except the 4-D identity
-    (MVE swaps its last two axes), or the 2-D [1, 0]; 1-D identity."""
+def applied_permutation(perm, mve: bool) -> Optional[List[int]]:
+    """The permutation ``arm_transpose_s8`` (as TFLM's CMSIS-NN build calls it) applies
+    to an int8 tensor given ``perm``: a 2-D input is always transposed; on MVE cores a
+    4-D permutation starting [0, 1] swaps the last two axes; None beyond 4-D (the node
+    is refused)."""
     perm = [int(v) for v in perm]
     if len(perm) > 4:
-        return False
+        return None
     if len(perm) == 2:
-        return perm == [1, 0]
-    if len(perm) == 4 and perm[:2] == [0, 1]:
-        return perm == [0, 1, 3, 2]
-    return True
+        return [1, 0]
+    if len(perm) == 4 and mve and perm[:2] == [0, 1]:
+        return [0, 1, 3, 2]
+    return perm
 
 
 @register_variant("cmsis-nn")
@@ -42,20 +45,30 @@ class CmsisNnTranspose(Transpose):
     def sample_rows(self, block):
         """As the reference kernel (samples stay apart when the permutation keeps the
         batch axis they replace in front; a prepended sample axis stays in front), and
-        for int8 only where ``arm_transpose_s8`` applies the permutation as given, for
-        one sample and for the block alike, on MVE cores and others: at most 4
-        dimensions, a 2-D permutation [1, 0] (2-D inputs are always transposed) and no
-        4-D permutation [0, 1, 2, 3] (MVE swaps the last two axes of those)."""
+        for int8 only where the permutation ``arm_transpose_s8`` applies to the block is
+        the one it applies to each sample, with the sample axis in front, on MVE cores
+        and others alike (:func:`applied_permutation`): a 2-D identity (transposed
+        anyway) or a 3-D permutation keeping axis 0 that a sample axis makes 4-D
+        [0, 1, ...] (MVE swaps the last two axes of those) run sample by sample, as
+        does a block beyond 4-D."""
         single = block.constant(1)
         if not super().sample_rows(block):
             return False
         inp = block.input(0)
         if inp.type != INT8:
             return True
-        rewritten = block.new_constants.get(1, single)
-        for perm in (single, rewritten):
-            values = [int(v) for v in np.asarray(perm).reshape(-1)]
-            if not applied_as_given(values):
+        one = [int(v) for v in np.asarray(single).reshape(-1)]
+        rewritten = [int(v) for v in np.asarray(block.new_constants.get(1, single)).reshape(-1)]
+        merged = block.merged(inp)
+        for mve in (False, True):
+            per_sample, whole = applied_permutation(one, mve), applied_permutation(rewritten, mve)
+            if per_sample is None or whole is None:
+                return False
+            if merged:
+                expected = per_sample if per_sample[0] == 0 else None
+            else:
+                expected = [0] + [v + 1 for v in per_sample]
+            if whole != expected:
                 return False
         return True
 
@@ -68,16 +81,12 @@ class CmsisNnTranspose(Transpose):
         if x.dtype != np.int8:
             return super().invoke(ctx, node)
         perm = node.user_data.perm
-        if len(perm) > 4:
+        applied = applied_permutation(perm, node.user_data.mve)
+        if applied is None:
             raise ctx.error(f"CMSIS-NN transposes int8 tensors of at most 4 dimensions, not "
                             f"{len(perm)}: TFLM's CMSIS-NN build skips the operator (its error "
                             "status is dropped) and leaves the output unwritten")
         out = node.output_arrays[0]
-        if len(perm) == 2:
-            result = x.T
-        elif len(perm) == 4 and node.user_data.mve and perm[:2] == (0, 1):
-            result = x.transpose(0, 1, 3, 2)
-        else:
-            result = x.transpose(perm)
+        result = x.transpose(applied)
         np.copyto(out.reshape(-1), np.ascontiguousarray(result).reshape(-1))
         return None
