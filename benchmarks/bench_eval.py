@@ -148,7 +148,7 @@ def main():
             except MicroRuntimeError as e:
                 # e.g. a _lut_metadata model on a target built without USE_TFLM_COMPRESSION
                 if not args.json:
-                    print(f"{name:<26}skipped: {type(e).__name__}: {str(e)[:90]}", flush=True)
+                    print(f"{name:<26} skipped: {type(e).__name__}: {str(e)[:90]}", flush=True)
                 continue
             rows.append(row)
             met = row["ratio"] >= GOAL
