@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import numpy as np
@@ -52,6 +53,8 @@ MAX_DEFAULT_BATCH = 4096
 DEFAULT_BLOCK_BYTES = 1 << 20
 #: arena bytes (block interpreter) beyond which evaluation refuses to grow the arena
 MAX_BLOCK_ARENA = 4 << 30
+#: seconds of estimated work below which run(jobs=N) starts no worker processes
+MIN_PARALLEL_SECONDS = 0.3
 
 Progress = Callable[[int, int], None]
 
@@ -80,6 +83,58 @@ def _has_hidden_state(kernel) -> bool:
     if reset is None:
         return False
     return not (isinstance(kernel, Kernel) and reset is Kernel.reset)
+
+
+def available_processors() -> int:
+    """Processors this process may run on (its CPU affinity where the platform says)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+class _SharedArray:
+    """A numpy array in anonymous shared memory: what a forked worker writes, its parent
+    reads."""
+
+    def __init__(self, shape: Tuple[int, ...], dtype) -> None:
+        import mmap
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        self._memory = mmap.mmap(-1, max(1, count * dtype.itemsize))
+        self.array = np.frombuffer(self._memory, dtype=dtype, count=count).reshape(shape)
+
+    def close(self) -> None:
+        self.array = None
+        try:
+            self._memory.close()
+        except BufferError:  # a view is still alive somewhere: leave it to the collector
+            pass
+
+
+def _plain_attributes(error: BaseException) -> Dict[str, object]:
+    """An exception's attributes that are plain values (what a worker sends back)."""
+    plain = (str, int, float, bool, type(None))
+    return {k: v for k, v in vars(error).items()
+            if isinstance(v, plain) or (isinstance(v, list) and all(isinstance(i, plain) for i in v))}
+
+
+def _worker_error(name: str, message: str, attributes: Dict[str, object]) -> Exception:
+    """The error a worker raised: the same class of :mod:`micro_runtime.errors` with the
+    same message and attributes when it is one of them."""
+    from . import errors
+    cls = getattr(errors, name, None)
+    if isinstance(cls, type) and issubclass(cls, errors.MicroRuntimeError):
+        error = cls.__new__(cls)
+        Exception.__init__(error, message)
+        vars(error).update(attributes)
+        return error
+    return InputError(f"a worker process failed: {name}: {message}")
 
 
 class _BlockInterpreter(MicroInterpreter):
@@ -230,6 +285,8 @@ class Evaluator:
         self.plan: List[OpPlan] = []
         self.sequential_reason: Optional[str] = self._whole_model_reason()
         self._block: Optional[_BlockInterpreter] = None
+        #: worker processes the last :meth:`run` used (1: this process alone)
+        self.jobs_used = 1
         if self.sequential_reason is None:
             self._build_block()
         if self.sequential_reason is not None:
@@ -452,19 +509,62 @@ class Evaluator:
             out.append(samples)
         return out
 
-    def run(self, inputs, progress: Optional[Progress] = None) -> List[np.ndarray]:
+    def run(self, inputs, progress: Optional[Progress] = None, jobs: int = 1) -> List[np.ndarray]:
         """Outputs for every sample: one array per model output, shape
         ``(samples, *output_shape)``. ``inputs``: one array per model input of shape
         ``(samples, *input_shape)`` (or without the input's unit batch axis).
-        ``progress(done, total)`` is called after each block."""
+        ``progress(done, total)`` is called after each block. ``jobs``: worker processes
+        that each run a contiguous share of the samples (see :meth:`usable_jobs`; the
+        outputs do not depend on it). The first block runs in this process, timed; the
+        workers start only when the rest would take :data:`MIN_PARALLEL_SECONDS` or more
+        (:attr:`jobs_used` says how many ran)."""
         xs = self._check_inputs(inputs)
         total = xs[0].shape[0] if xs else 0
+        workers = self.usable_jobs(jobs, total)
         outs = [np.empty((total,) + tuple(s.shape), dtype=s.dtype) for s in self.output_specs]
+        self.jobs_used = 1
+        if workers <= 1:
+            self._run_into(xs, outs, total, progress)
+            return outs
+        # the first block runs here, timed: worker processes only pay on longer runs
+        first = min(total, self.batch)
+        started = time.perf_counter()
+        self._run_into([x[:first] for x in xs], [o[:first] for o in outs], first,
+                       None if progress is None else (lambda done, _t: progress(done, total)))
+        rest = total - first
+        if rest <= 0:
+            return outs
+        later = None if progress is None else (lambda done, _t: progress(first + done, total))
+        rest_xs = [x[first:] for x in xs]
+        if (time.perf_counter() - started) * rest / first < MIN_PARALLEL_SECONDS:
+            self._run_into(rest_xs, [o[first:] for o in outs], rest, later)
+        else:
+            workers = min(workers, max(1, rest // 2))
+            for o, part in zip(outs, self._run_parallel(rest_xs, rest, later, workers)):
+                o[first:] = part
+            self.jobs_used = workers
+        return outs
+
+    def usable_jobs(self, jobs: int, total: int) -> int:
+        """How many processes :meth:`run` uses for ``total`` samples when asked for
+        ``jobs`` (0: one per processor this process may run on). One when the samples
+        are one sequence through the model's state (``stream=True`` on a stateful model),
+        when there are too few samples for two blocks of a worker's share, or when the
+        platform cannot fork (the workers inherit the set-up instead of rebuilding it)."""
+        if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 0:
+            raise InputError(f"jobs must be a number of processes (0: every processor), not {jobs!r}")
+        if jobs == 0:
+            jobs = available_processors()
+        if jobs <= 1 or (self.stream and self.stateful) or not _can_fork():
+            return 1
+        return int(max(1, min(jobs, total // 2)))
+
+    def _run_into(self, xs, outs, total, progress) -> None:
         done = 0
         if self._block is not None:
             try:
                 self._run_blocks(xs, outs, total, progress)
-                return outs
+                return
             except _SampleRunEnded as ended:
                 # from now on whole samples one after the other, from the block that ended
                 done = ended.args[0]
@@ -473,7 +573,69 @@ class Evaluator:
                 self.plan = [OpPlan(p.index, p.op, "per-sample", self.sequential_reason)
                              for p in self.plan]
         self._run_sequential(xs, outs, total, progress, start=done)
-        return outs
+
+    def _run_parallel(self, xs, total, progress, workers) -> List[np.ndarray]:
+        """Forked workers, each running samples [start, stop) of ``xs`` (inherited, not
+        copied) into output arrays in shared anonymous memory."""
+        import multiprocessing
+        context = multiprocessing.get_context("fork")
+        shared = [_SharedArray((total,) + tuple(s.shape), s.dtype) for s in self.output_specs]
+        counter = context.Value("q", 0)
+        errors = context.SimpleQueue()
+        bounds = np.linspace(0, total, workers + 1).round().astype(np.int64)
+        blocks_before = self._block is not None
+
+        def work(start: int, stop: int) -> None:
+            def advance(done: int, _total: int) -> None:
+                step = done - advance.reported
+                advance.reported = done
+                with counter.get_lock():
+                    counter.value += step
+            advance.reported = 0
+            try:
+                self._run_into([x[start:stop] for x in xs], [a.array[start:stop] for a in shared],
+                               stop - start, advance)
+            except BaseException as e:  # reported to the parent, which raises it
+                errors.put((type(e).__name__, (str(e), _plain_attributes(e))))
+                raise SystemExit(1)
+            if self._block is None and blocks_before:
+                errors.put(("ended", self.sequential_reason))
+
+        processes = [context.Process(target=work, args=(int(a), int(b)), daemon=True)
+                     for a, b in zip(bounds[:-1], bounds[1:])]
+        try:
+            for p in processes:
+                p.start()
+            reported = 0
+            while any(p.is_alive() for p in processes):
+                for p in processes:
+                    p.join(timeout=0.05)
+                if progress is not None and counter.value != reported:
+                    reported = counter.value
+                    progress(reported, total)
+            reports = []
+            while not errors.empty():
+                reports.append(errors.get())
+            failed = [p for p in processes if p.exitcode != 0]
+            if failed:
+                name, (message, attributes) = next(((n, m) for n, m in reports if n != "ended"), (
+                    "worker", (f"a worker process ended with status {failed[0].exitcode}", {})))
+                raise _worker_error(name, message, attributes)
+            ended = [m for n, m in reports if n == "ended"]
+            if ended:   # a worker's block run ended early: later runs go sample by sample too
+                self._block = None
+                self.sequential_reason = ended[0]
+                self.plan = [OpPlan(p.index, p.op, "per-sample", ended[0]) for p in self.plan]
+            if progress is not None and reported != total:
+                progress(total, total)
+            return [a.array.copy() for a in shared]
+        finally:
+            for p in processes:
+                if p.is_alive():
+                    p.terminate()
+                    p.join()
+            for a in shared:
+                a.close()
 
     def _run_sequential(self, xs, outs, total, progress, start: int = 0) -> None:
         it = self.single
@@ -519,20 +681,27 @@ def evaluate(model: Union[Model, str, os.PathLike, bytes], inputs, *,
              target: Union[str, Target] = DEFAULT_TARGET, batch: Optional[int] = None,
              stream: bool = False, arena_size: Optional[int] = None,
              op_resolver: Optional[OpResolver] = None,
-             progress: Optional[Progress] = None) -> List[np.ndarray]:
+             progress: Optional[Progress] = None, jobs: int = 1) -> List[np.ndarray]:
     """Run every sample of ``inputs`` through ``model`` (a path, bytes or a loaded model);
     returns one array per model output with a leading sample axis, bit-identical to a
     ``reset()`` then ``invoke()`` per sample (``stream=True``: one invoke per sample in
     order, state carried along). ``inputs``: a numpy array per model input of shape
     ``(samples, *input_shape)`` (a list for several inputs; the input's unit batch axis
-    may be left out). ``batch``: samples per block. See :class:`Evaluator`."""
+    may be left out). ``batch``: samples per block. ``jobs``: worker processes (0: one
+    per processor; see :meth:`Evaluator.usable_jobs`). See :class:`Evaluator`."""
     samples = None
     first = inputs if isinstance(inputs, np.ndarray) else (
         inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None)
     if isinstance(first, np.ndarray) and first.ndim >= 1:
         samples = first.shape[0]
+    if samples is not None and not isinstance(jobs, bool) and isinstance(jobs, (int, np.integer)) \
+            and jobs != 1:
+        # each worker's share sets the default block size
+        share = max(1, available_processors() if jobs == 0 else int(jobs))
+        samples = -(-samples // share) if share > 0 else samples
     return Evaluator(model, target=target, batch=batch, stream=stream, arena_size=arena_size,
-                     op_resolver=op_resolver, samples=samples).run(inputs, progress=progress)
+                     op_resolver=op_resolver, samples=samples).run(inputs, progress=progress,
+                                                                   jobs=jobs)
 
 
-__all__ = ["Evaluator", "OpPlan", "evaluate", "block_shape"]
+__all__ = ["Evaluator", "OpPlan", "available_processors", "evaluate", "block_shape"]

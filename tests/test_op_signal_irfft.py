@@ -47,3 +47,18 @@ def test_irfft_512(oracle, type_name):
     runs = [[_bins(rng, type_name, (2, 514))] for _ in range(2)]
     compare_invokes(oracle, model, runs, context=f"irfft {type_name} 512")
     mcu32_runs(model, runs)
+
+
+@pytest.mark.parametrize("fft_length", [6, 20, 96, 250, 480, 512])
+def test_irfft_int16_at_the_limits(oracle, fft_length):
+    """Bins at the int16 limits through the 16-bit build's inverse (int16 scalars, int32
+    products: kernels/internal/kiss_fft.py)."""
+    rng = np.random.default_rng(fft_length)
+    model = irfft_model("INT16", fft_length, [])
+    size = fft_length + 2
+    lo, hi = -32768, 32767
+    runs = [[np.full(size, v, np.int16)] for v in (lo, hi)]
+    runs += [[np.where(np.arange(size) % 2 == 0, lo, hi).astype(np.int16)]]
+    runs += [[rng.choice([lo, hi], size).astype(np.int16)] for _ in range(3)]
+    runs += [[rng.choice([lo, hi, 0, -1], size).astype(np.int16)] for _ in range(2)]
+    compare_invokes(oracle, model, runs, context=f"irfft INT16 {fft_length} at the limits")

@@ -62,3 +62,25 @@ def test_rfft_refuses_lengths_tflm_cannot_transform():
         model = rfft_model("INT16", n, [], 2)
         with pytest.raises(MicroRuntimeError):
             MicroInterpreter(model, arena_size=1 << 16, error_reporter=lambda m: None).allocate_tensors()
+
+
+def _extreme_signals(rng, length):
+    """Inputs at the int16 limits, where the 16-bit build's stored sums wrap and its
+    int32 products come closest to overflowing."""
+    lo, hi = -32768, 32767
+    alternating = np.where(np.arange(length) % 2 == 0, lo, hi)
+    impulse = np.zeros(length)
+    impulse[0] = lo
+    square = np.where((np.arange(length) // max(1, length // 8)) % 2 == 0, lo, hi)
+    return [np.full(length, lo), np.full(length, hi), alternating, -alternating - 1, impulse, square,
+            rng.choice([lo, hi], length), rng.choice([lo, hi, 0, -1], length)]
+
+
+@pytest.mark.parametrize("fft_length", [6, 20, 96, 250, 480, 512])
+def test_rfft_int16_at_the_limits(oracle, fft_length):
+    """The 16-bit build holds its scalars in int16 arrays and takes products in int32
+    (kernels/internal/kiss_fft.py): inputs at the limits of int16 for radices 2, 3, 4, 5."""
+    rng = np.random.default_rng(fft_length)
+    model = rfft_model("INT16", fft_length, [], fft_length)
+    runs = [[x.astype(np.int16)] for x in _extreme_signals(rng, fft_length)]
+    compare_invokes(oracle, model, runs, context=f"rfft INT16 {fft_length} at the limits")

@@ -33,7 +33,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-from .signal_common import wrap16, wrap32
+from .signal_common import wrap32
 
 PI_ALLOC = 3.141592653589793238462643383279502884197169399375105820974944
 PI_FFTR = 3.14159265358979323846264338327
@@ -69,38 +69,72 @@ def supported_length(nfft: int) -> bool:
 
 
 class _Arith:
-    """Scalar arithmetic of one kiss build on numpy arrays."""
+    """Scalar arithmetic of one kiss build on numpy arrays.
+
+    The 16-bit build keeps its scalars in int16 arrays, as the C code stores them: sums
+    and differences of scalars wrap there (modular, so a chain of them wraps once, as C's
+    store of an ``int`` expression does), and the products (SAMPPROD, int32) are taken in
+    int32, where no product sum of the build overflows: |a*b - c*d| <= 2 * 32768 * 32767
+    plus the rounding 2^14 stays below 2^31. The other builds hold their scalars in int64
+    (32-bit) or float32 and wrap explicitly."""
 
     def __init__(self, kind: str):
         self.kind = kind
         self.fixed = kind != "float"
         if kind == "int16":
-            self.fracbits, self.samp_max, self.wrap = 15, 32767, wrap16
+            self.fracbits, self.samp_max, self.wrap = 15, 32767, _to_int16
+            self.dtype, self.product = np.int16, np.int32
         elif kind == "int32":
             self.fracbits, self.samp_max, self.wrap = 31, 2147483647, wrap32
+            self.dtype, self.product = np.int64, np.int64
         elif kind == "float":
             self.wrap = lambda x: x
+            self.dtype = self.product = np.float32
         else:
             raise ValueError(kind)
 
     def sround(self, x):
+        """Round a product (fixed point) back to a scalar: (x + 2^(FRACBITS-1)) >> FRACBITS."""
+        if self.kind == "int16":
+            x = np.add(x, 1 << 14, out=x) if isinstance(x, np.ndarray) else x + (1 << 14)
+            return (x >> 15).astype(np.int16)
         return self.wrap((x + (1 << (self.fracbits - 1))) >> self.fracbits)
+
+    def _mul(self, a, b):
+        if self.kind == "int16":
+            return np.multiply(a, b, dtype=np.int32)
+        return a * b
 
     def s_mul(self, a, b):
         if self.fixed:
-            return self.sround(a * b)
+            return self.sround(self._mul(a, b))
         return a * b
 
     def cmul(self, ar, ai, br, bi):
         if self.fixed:
-            return self.sround(ar * br - ai * bi), self.sround(ar * bi + ai * br)
+            real = self._mul(ar, br)
+            real -= self._mul(ai, bi)
+            imag = self._mul(ar, bi)
+            imag += self._mul(ai, br)
+            return self.sround(real), self.sround(imag)
         return ar * br - ai * bi, ar * bi + ai * br
 
     def fixdiv(self, xr, xi, p):
         if self.fixed:
             k = self.samp_max // p
-            return self.sround(xr * k), self.sround(xi * k)
+            return self.sround(self._mul(xr, k)), self.sround(self._mul(xi, k))
         return xr, xi
+
+    def wide_add(self, a, b):
+        """``a + b`` as C computes it before a store: in ``int`` for the 16-bit build."""
+        if self.kind == "int16":
+            return np.add(a, b, dtype=np.int32)
+        return a + b
+
+    def wide_sub(self, a, b):
+        if self.kind == "int16":
+            return np.subtract(a, b, dtype=np.int32)
+        return a - b
 
     def half(self, x):
         """HALF_OF of a C expression value (int for int16, int32 for int32, float)."""
@@ -117,7 +151,16 @@ class _Arith:
         return float(np.float32(c)), float(np.float32(s))
 
     def array(self, values):
-        return np.asarray(values, np.int64 if self.fixed else np.float32)
+        return np.asarray(values, self.dtype)
+
+
+def _to_int16(x):
+    """C's store into an int16 scalar (two's complement wrap); int16 arrays as they are."""
+    if isinstance(x, np.ndarray):
+        return x if x.dtype == np.int16 else x.astype(np.int16)
+    if isinstance(x, np.integer):
+        return np.int16(((int(x) + 32768) & 0xFFFF) - 32768)
+    return ((x + 32768) & 0xFFFF) - 32768
 
 
 class KissFft:
@@ -286,10 +329,10 @@ class KissFftr:
             f1k = (w(fpk[0] + fpnk[0]), w(fpk[1] + fpnk[1]))
             f2k = (w(fpk[0] - fpnk[0]), w(fpk[1] - fpnk[1]))
             twr, twi = ar.cmul(f2k[0], f2k[1], self.sup_r[k - 1], self.sup_i[k - 1])
-            out_r[:, k] = w(ar.half(f1k[0] + twr))
-            out_i[:, k] = w(ar.half(f1k[1] + twi))
-            out_r[:, ncfft - k] = w(ar.half(f1k[0] - twr))
-            out_i[:, ncfft - k] = w(ar.half(twi - f1k[1]))
+            out_r[:, k] = w(ar.half(ar.wide_add(f1k[0], twr)))
+            out_i[:, k] = w(ar.half(ar.wide_add(f1k[1], twi)))
+            out_r[:, ncfft - k] = w(ar.half(ar.wide_sub(f1k[0], twr)))
+            out_i[:, ncfft - k] = w(ar.half(ar.wide_sub(twi, f1k[1])))
         return out_r, out_i
 
     def inverse_transform(self, fr: np.ndarray, fi: np.ndarray):

@@ -340,11 +340,14 @@ def cmd_eval(args) -> int:
         raise InputError("give the samples with --inputs X.npy (one file per model input)")
     if args.batch is not None and args.batch < 1:
         raise InputError(f"--batch must be a positive number of samples, not {args.batch}")
+    if args.jobs < 0:
+        raise InputError(f"--jobs must be a number of processes (0: every processor), not {args.jobs}")
     model = _load(args.model)
     with _progress(args, "eval") as bar:
         result = run_evaluation(model, args.inputs, target=args.target, batch=args.batch,
                                 stream=args.stream, labels_path=args.labels,
-                                output_index=args.output_index, progress=bar.update)
+                                output_index=args.output_index, progress=bar.update,
+                                jobs=args.jobs)
     arrays = result.pop("arrays")
     paths = list(args.output or [])
     if paths and len(paths) not in (1, len(arrays)):
@@ -359,7 +362,8 @@ def cmd_eval(args) -> int:
     per_sample = [o for o in result["operators"] if o["mode"] == "per-sample"]
     text = [f"{data['model']} on target {args.target}: {result['samples']} samples in "
             f"{result['seconds']:.2f} s ({result['samples_per_s'] or 0:,.0f} samples/s), "
-            f"batch {result['batch']}" + (", one stream" if args.stream else "")]
+            f"batch {result['batch']}" + (f", {result['jobs']} processes" if result["jobs"] > 1 else "")
+            + (", one stream" if args.stream else "")]
     if result["whole_model_per_sample"]:
         text.append(f"  every sample runs alone: {result['whole_model_per_sample']}")
     else:
@@ -710,6 +714,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", action="store_true",
                    help="the samples are one sequence: state carries from each to the next "
                         "(default: each sample starts from the reset state)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="worker processes, each running a share of the samples (0: one per "
+                        "processor; default 1); the outputs do not depend on it")
     p.add_argument("--output", action="append", metavar="Y.npy",
                    help="save the outputs (first axis = samples)")
     p.set_defaults(func=cmd_eval)

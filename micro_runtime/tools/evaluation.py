@@ -113,12 +113,16 @@ def load_inputs(paths: Sequence[str]) -> List[np.ndarray]:
 
 def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Optional[int],
                    stream: bool, labels_path: Optional[str] = None, output_index: int = 0,
-                   progress: Optional[Callable[[int, int], None]] = None) -> Dict:
+                   progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1) -> Dict:
     """Everything ``micro-runtime eval`` reports, as a dictionary (the output arrays
-    themselves under ``arrays``). ``progress(done, total)`` follows the samples."""
+    themselves under ``arrays``). ``progress(done, total)`` follows the samples;
+    ``jobs``: worker processes (0: one per processor)."""
     from ..batched import Evaluator
     inputs = load_inputs(input_paths)
+    from ..batched import available_processors
     samples = inputs[0].shape[0] if inputs and inputs[0].ndim else None
+    if samples is not None and jobs != 1:
+        samples = -(-samples // (available_processors() if jobs == 0 else max(1, jobs)))
     evaluator = Evaluator(model, target=target, batch=batch, stream=stream, samples=samples)
     if len(inputs) != len(evaluator.input_specs):
         raise InputError(f"the model has {len(evaluator.input_specs)} input(s); got {len(inputs)} "
@@ -133,11 +137,14 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
             raise InputError(f"--output-index {output_index}: the model has "
                              f"{len(evaluator.output_specs)} output(s)")
     start = time.perf_counter()
-    outputs = evaluator.run(inputs, progress=progress)
+    total = inputs[0].shape[0] if inputs and inputs[0].ndim else 0
+    workers = evaluator.usable_jobs(jobs, total)
+    outputs = evaluator.run(inputs, progress=progress, jobs=workers)
     seconds = time.perf_counter() - start
     samples = outputs[0].shape[0] if outputs else 0
     result = {
-        "samples": samples, "batch": evaluator.batch, "stream": stream, "seconds": seconds,
+        "samples": samples, "batch": evaluator.batch, "jobs": evaluator.jobs_used, "stream": stream,
+        "seconds": seconds,
         "samples_per_s": samples / seconds if seconds > 0 else None,
         "whole_model_per_sample": evaluator.sequential_reason,
         "operators": evaluator.describe(),
