@@ -7,8 +7,9 @@ int32 words, zero runs) and structure-aware (the model parsed, one field changed
 dims including a zero dimension beside huge ones, tensor types, buffer indices, operator
 tensor / opcode indices, quantization arrays, builtin and custom options, graph inputs and
 outputs -- and written again). Each run goes through one public surface in turn:
-MicroInterpreter (half the runs), Interpreter.from_bytes, ``micro-runtime info`` and
-``micro-runtime size`` on a file. The hand-made hostile corpus (tests/fuzzing.py
+MicroInterpreter (three runs in seven), Interpreter.from_bytes, ``micro-runtime info`` and
+``micro-runtime size`` on a file, and batched evaluation (``Evaluator`` with its automatic
+arena sizes on cortex-m4+cmsis-nn, 5 samples in blocks of 3). The hand-made hostile corpus (tests/fuzzing.py
 hostile_corpus: zero dimensions beside huge ones, overflowing products) runs first,
 through every surface.
 
@@ -32,8 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from tests.fuzzing import (BYTE_MUTATIONS, MUTATIONS, STRUCTURED_MUTATIONS, SURFACES,  # noqa: E402
                            hostile_corpus, mutate, run_one)
 
-#: public surface of run i: MicroInterpreter twice, then the API, then the CLI
-SURFACE_CYCLE = ("micro", "api", "micro", "cli_info", "micro", "cli_size")
+#: public surface of run i: MicroInterpreter three times, then the API, the CLI, batched eval
+SURFACE_CYCLE = ("micro", "api", "micro", "cli_info", "micro", "cli_size", "eval")
 
 
 def main():

@@ -39,7 +39,7 @@ import numpy as np
 from . import schema
 from .api import count_resource_variables
 from .builtin_options import OpParams
-from .errors import ArenaTooSmallError, InputError, KernelError
+from .errors import ArenaTooSmallError, InputError, KernelError, ModelError
 from .interpreter import STATUS_ABORT, MicroInterpreter
 from .model import OFFLINE_MEMORY_ALLOCATION, Model, TensorSpec, load_model
 from .op_resolver import OpResolver, default_op_resolver
@@ -275,6 +275,10 @@ class Evaluator:
             raise InputError(f"batch must be a positive number of samples, not {batch!r}")
         self.single = self._single_interpreter(arena_size)
         main = self.model.main
+        for k, t in enumerate(main.inputs):
+            if main.tensors[t].data is not None:
+                raise ModelError(f"model input {k} ({main.tensors[t].name!r}) is a constant tensor: "
+                                 "its values come from the model file, there is nothing to feed")
         self.input_specs = [main.tensors[t] for t in main.inputs]
         self.output_specs = [main.tensors[t] for t in main.outputs]
         self.stateful = self._model_has_state()
@@ -301,6 +305,9 @@ class Evaluator:
             planned = sum(tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
                           if t.data is None)
             size = max(len(self.model.raw) * 10, 2 * planned + (16 << 10))
+            if size > MAX_BLOCK_ARENA:
+                raise InputError(f"the model's tensors need about {planned} bytes: more host "
+                                 f"memory than evaluation allocates ({MAX_BLOCK_ARENA} bytes)")
         for _ in range(2):
             it = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
                                   num_resource_variables=count_resource_variables(self.model),
@@ -343,6 +350,11 @@ class Evaluator:
                 return "state inside a control-flow subgraph"
         if not self.model.main.operators:
             return "no operators"
+        main = self.model.main
+        if len(set(main.inputs)) != len(main.inputs):
+            return "a tensor is given as a model input twice"
+        if any(main.tensors[t].data is not None for t in self.varying):
+            return "an operator writes a tensor that holds constant data"
         return None
 
     def _default_batch(self, samples: Optional[int]) -> int:

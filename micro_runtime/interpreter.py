@@ -186,10 +186,14 @@ class MicroInterpreter:
 
     # -------------------------------------------------------------- set up
     def _make_arena(self, size: int) -> Arena:
-        if self.recording:
-            from recording.allocator import RecordingArena
-            return RecordingArena(size)
-        return Arena(size)
+        try:
+            if self.recording:
+                from recording.allocator import RecordingArena
+                return RecordingArena(size)
+            return Arena(size)
+        except (MemoryError, OverflowError):
+            raise InputError(f"arena_size {size} bytes: this host cannot allocate that much "
+                             "memory") from None
 
     def _make_allocator(self) -> MicroAllocator:
         if self.recording:
@@ -548,6 +552,9 @@ class MicroInterpreter:
             if tuple(value.shape) != tuple(target.shape):
                 raise InputError(f"input {index}: expected shape {tuple(target.shape)} but got "
                                  f"{tuple(value.shape)}")
+            if not target.flags.writeable:
+                raise InputError(f"input {index} is a constant tensor of the model (its values "
+                                 "come from the model file): it cannot be set")
             np.copyto(target, value)
 
     def get_input_index(self, name: str) -> int:

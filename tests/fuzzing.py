@@ -253,7 +253,7 @@ def hostile_corpus() -> list:
     ]
 
 
-SURFACES = ("micro", "api", "cli_info", "cli_size")
+SURFACES = ("micro", "api", "cli_info", "cli_size", "eval")
 
 
 def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
@@ -277,6 +277,21 @@ def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
             details = it.get_tensor_details()
             outs = [it.get_output(i) for i in range(it.micro_interpreter.outputs_size)]
             result, message = "ok", f"{len(details)} tensors, {len(outs)} outputs"
+        elif surface == "eval":
+            # batched evaluation with its automatic arena sizes, on the CMSIS-NN default
+            from micro_runtime.batched import Evaluator
+            ev = Evaluator(data, target="cortex-m4+cmsis-nn", batch=3)
+            rng = np.random.default_rng(len(data))
+            inputs = []
+            for spec in ev.input_specs:
+                shape = (5,) + tuple(spec.shape)
+                if spec.dtype.kind in "iu":
+                    info = np.iinfo(spec.dtype)
+                    inputs.append(rng.integers(info.min, info.max, shape, endpoint=True).astype(spec.dtype))
+                else:
+                    inputs.append(rng.standard_normal(shape).astype(spec.dtype))
+            outs = ev.run(inputs)
+            result, message = "ok", f"{len(outs)} outputs"
         else:
             result, message = _run_cli(data, surface.split("_", 1)[1])
     except MicroRuntimeError as e:
