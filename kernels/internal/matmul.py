@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _EXACT_LIMIT = float(1 << 53)
@@ -31,16 +33,40 @@ def products_fit(depth: int, max_abs_a: int, max_abs_b: int) -> bool:
     return depth * max_abs_a * max_abs_b < (1 << 53)
 
 
+#: products (elements) up to which float32_sequential_matmul takes them all at once
+SEQUENTIAL_AT_ONCE = 1 << 16
+
+
 def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a (..., m, k) @ b (..., k, n) in float32, summing k in order with one rounding per
-    product and per addition (TFLM's ``total += a * b`` loops); leading batch dimensions
-    broadcast as in ``np.matmul``."""
+    product and per addition (TFLM's ``total = 0.f; total += a * b`` loops); leading batch
+    dimensions broadcast as in ``np.matmul``.
+
+    Small products (up to :data:`SEQUENTIAL_AT_ONCE` terms) are formed at once and summed
+    by ``np.add.accumulate`` along k, which adds strictly in order (the first term to
+    +0.0, as the C loop's zero start does); larger ones, and sums that end NaN (the NaN
+    an x86 addition keeps depends on its operand order, which only the loop follows), add
+    one k-slice at a time."""
     a = np.asarray(a, dtype=np.float32)
     b = np.asarray(b, dtype=np.float32)
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    if a.ndim == 2 and b.ndim == 2:
+        shape = (a.shape[0], b.shape[1])
+    else:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    depth = a.shape[-1]
+    if depth and math.prod(shape) * depth <= SEQUENTIAL_AT_ONCE:
+        products = a[..., :, :, None] * b[..., None, :, :]          # (..., m, k, n)
+        first = products[..., 0, :]
+        np.add(first, np.float32(0.0), out=first)
+        np.add.accumulate(products, axis=-2, out=products)
+        total = products[..., -1, :]
+        if not np.isnan(total).any():
+            return total
+        # a NaN sum: which NaN x86 keeps depends on the operand order of each addition,
+        # which only the loop below follows
     total = np.zeros(shape, dtype=np.float32)
     product = np.empty(shape, dtype=np.float32)
-    for k in range(a.shape[-1]):
+    for k in range(depth):
         np.multiply(a[..., :, k:k + 1], b[..., k:k + 1, :], out=product)
         total += product
     return total
