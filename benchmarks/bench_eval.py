@@ -58,10 +58,10 @@ def sample_inputs(model, count: int, seed: int = 0):
     return out
 
 
-def bench_model(oracle, name: str, rounds: int, seconds: float, batch):
+def bench_model(oracle, name: str, rounds: int, seconds: float, batch, target: str = "host64"):
     raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
     model = load_model(raw)
-    ev = Evaluator(model, batch=batch)
+    ev = Evaluator(model, batch=batch, target=target)
     probe = sample_inputs(model, 8, seed=1)
     (per_sample, _), _ = oracle.time_loop(raw, probe, len(model.main.outputs), ARENA)
     per_sample /= 8
@@ -104,6 +104,9 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0,
                     help="about how long TFLM's loop runs per round (sets the sample count)")
     ap.add_argument("--batch", type=int, default=None, help="samples per block (default: automatic)")
+    ap.add_argument("--target", default="host64",
+                    help="our target (default host64: the reference kernels of TFLM's host build, "
+                         "which the tflite-micro package runs)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
     oracle = Oracle(timeout=600)
@@ -114,7 +117,7 @@ def main():
     ok = True
     try:
         for name in args.models.split(","):
-            row = bench_model(oracle, name, args.rounds, args.seconds, args.batch)
+            row = bench_model(oracle, name, args.rounds, args.seconds, args.batch, args.target)
             rows.append(row)
             met = row["ratio"] >= GOAL
             ok &= met

@@ -25,6 +25,7 @@ from .internal.sample_rows import batch_axis_rows
 from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
 from .internal.matmul import exact_float_dtype
+from .internal.quantization import ChannelRequantizer, work_buffer
 from .internal.padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
                       tap_range)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -150,14 +151,15 @@ class DepthwiseConv2D(Kernel):
             channels = in_depth * multiplier
             # the layout whose innermost loop is longer (see _invoke_channels_last)
             data.channels_last = (channels >= 16 or channels > length) and not (in_depth == 1 and multiplier > 1)
-            if data.channels_last:
-                pad = data.padding
-                data.padded_hw = (
-                    padded_extent(in_h, pad.height, out.shape[1], filter_h, sh, dh),
-                    padded_extent(in_w, pad.width, out.shape[2], filter_w, sw, dw))
-                check_host_buffer(ctx, batches * data.padded_hw[0] * data.padded_hw[1] * channels,
-                                  "the padded input")
-            else:
+            pad = data.padding
+            data.padded_hw = (
+                padded_extent(in_h, pad.height, out.shape[1], filter_h, sh, dh),
+                padded_extent(in_w, pad.width, out.shape[2], filter_w, sw, dw))
+            # the padded input of the channels-last and row layouts (the latter rounds the
+            # width up to a multiple of the stride)
+            check_host_buffer(ctx, batches * data.padded_hw[0] * (data.padded_hw[1] + sw) * channels,
+                              "the padded input")
+            if not data.channels_last:
                 check_host_buffer(ctx, in_depth * batches * rows * wp, "the padded input")
             check_host_buffer(ctx, channels * batches * length, "the accumulator")
             if data.filter_const is not None and (data.bias_const is not None or not data.has_bias):
@@ -231,6 +233,10 @@ class DepthwiseConv2D(Kernel):
         cache = data.cache
         if cache is None:
             cache = self._integer_cache(data, w, bias)
+        rows_plan = self._rows_plan(data, cache, out.dtype)
+        if rows_plan is not None:
+            self._invoke_rows(data, x, rows_plan, out)
+            return
         dtype, wt, requantizer = cache
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
@@ -274,6 +280,53 @@ class DepthwiseConv2D(Kernel):
         # requantize every computed column (contiguous), then keep the first out_w
         values = requantizer(acc.reshape(in_depth * multiplier, -1))
         write_channels_first(values.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w], out)
+
+    @staticmethod
+    def _rows_plan(data, cache, out_dtype):
+        """The row layout's set-up (see :meth:`_invoke_rows`), kept on ``data`` for the
+        constant cache: None unless the output stage is a plain ChannelRequantizer with a
+        fused float64 form (:class:`~kernels.internal.quantization.FusedRequant`), and not
+        for the one-input-channel case (im2col is faster there)."""
+        held = data.rows
+        if held is not None and held[0] is cache:
+            return held[1]
+        plan = None
+        dtype, wt, requantizer = cache
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        if (ROWS_ENABLED and type(requantizer) is ChannelRequantizer
+                and not (in_depth == 1 and multiplier > 1)):
+            fused = requantizer.fused(out_dtype)
+            if fused is not None:
+                plan = DepthwiseRows(data, dtype, wt, fused)
+        if cache is data.cache:
+            data.rows = (cache, plan)
+        return plan
+
+    @staticmethod
+    def _invoke_rows(data, x, plan: "DepthwiseRows", out) -> None:
+        """The integer sums with each output row (out_w pixels x the channels) contiguous:
+        every tap is one (B, out_h, out_w x C) view of the padded input, whose columns are
+        split by phase (column mod stride) so that a strided tap is contiguous too; the
+        taps' weights are rows of out_w copies of the channel weights. One multiply and
+        one add per tap on long inner loops, then the fused output stage."""
+        plan.fill(x, data.offset)
+        acc, term = plan.acc, plan.term
+        first = True
+        for view, weights in plan.taps:
+            if first:
+                np.multiply(view, weights, out=acc)
+                first = False
+            else:
+                np.multiply(view, weights, out=term)
+                np.add(acc, term, out=acc)
+        # the output stage over every computed column (one contiguous stretch per
+        # sample), then the clamp and narrowing of the output columns only
+        t = work_buffer("depthwise-out", acc.shape, np.float64)
+        plan.fused.scale_into(acc, t, plan.pixels)
+        batches, out_h, out_w, channels = out.shape
+        valid = t.reshape(batches, out_h, -1)[:, :, :out_w * channels]
+        plan.fused.finish(valid, out.reshape(valid.shape), out_w)
 
     @staticmethod
     def _invoke_channels_last(data, x, dtype, wt, requantizer, out):
@@ -334,3 +387,72 @@ class DepthwiseConv2D(Kernel):
                 acc[:, :, :, oy0:oy1, ox0:ox1] += xt[:, None, :, rows, cols] * wt[fy, fx]
         total = np.ascontiguousarray(acc.reshape(in_depth * multiplier, -1).T)
         float_finish(total.reshape(out.shape), bias, data.activation, out)
+
+
+#: the row layout (DepthwiseConv2D._invoke_rows) is used when it applies
+ROWS_ENABLED = True
+
+
+class DepthwiseRows:
+    """Buffers and views of the row layout of the integer depthwise sums (one node).
+
+    The zero-point-shifted input sits in a zero-bordered buffer split by stride phases,
+    (B, stride_h, stride_w, rows, cols, in_depth, multiplier): padded pixel (Y, X) is
+    stored in phase (Y % sh, X % sw) at (Y // sh, X // sw), each input channel repeated
+    for its multiplier's output channels. Output pixel (y, x) of tap (fy, fx) reads padded
+    pixel (y sh + fy dh, x sw + fx dw): phase ((fy dh) % sh, (fx dw) % sw), position
+    (y + (fy dh) // sh, x + (fx dw) // sw). Computed over every column x < cols of the
+    phase (the columns x >= out_w are computed and dropped), the tap reads one contiguous
+    stretch of its phase per sample, (out_h x cols x channels) long, which it multiplies
+    by its weights repeated along the stretch. Sums are in the cache's exact float dtype
+    (every partial sum an integer below its exact limit, as for the other layouts)."""
+
+    def __init__(self, data, dtype, wt, fused):
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        rows, cols = data.padded_hw
+        pad = data.padding
+        channels = in_depth * multiplier
+        width = -(-cols // sw)
+        # every phase row a tap reads, plus one: a stretch that starts (fx dw) // sw
+        # columns into its first row ends that far into the row after its last
+        height = max(-(-rows // sh), ((filter_h - 1) * dh) // sh + out_h + 1)
+        self.fused = fused
+        self.buffer = np.zeros((batches, sh, sw, height, width, in_depth, multiplier), dtype=dtype)
+        # each phase's input pixels: (first input row, first input column, target view)
+        self.phases = []
+        for ph in range(sh):
+            i0 = (ph - pad.height) % sh
+            if i0 >= in_h:
+                continue
+            nr = (in_h - 1 - i0) // sh + 1
+            r0 = (pad.height + i0) // sh
+            for pw in range(sw):
+                j0 = (pw - pad.width) % sw
+                if j0 >= in_w:
+                    continue
+                nc = (in_w - 1 - j0) // sw + 1
+                c0 = (pad.width + j0) // sw
+                self.phases.append((i0, j0, self.buffer[:, ph, pw, r0:r0 + nr, c0:c0 + nc]))
+        weights = wt.reshape(filter_h, filter_w, channels)
+        stretch = out_h * width * channels
+        self.taps = []
+        for fy in range(filter_h):
+            for fx in range(filter_w):
+                ph, qy = (fy * dh) % sh, (fy * dh) // sh
+                pw, qx = (fx * dw) % sw, (fx * dw) // sw
+                phase = self.buffer[:, ph, pw].reshape(batches, height * width * channels)
+                start = (qy * width + qx) * channels
+                self.taps.append((phase[:, start:start + stretch],
+                                  np.tile(weights[fy, fx], out_h * width)))
+        self.acc = np.empty((batches, stretch), dtype=dtype)
+        self.term = np.empty_like(self.acc)
+        self.pixels = out_h * width          # computed pixels per sample
+        self.strides = (sh, sw)
+
+    def fill(self, x: np.ndarray, offset: int) -> None:
+        """The input minus ``offset`` (exact in the buffer's float dtype) into the interior."""
+        sh, sw = self.strides
+        for i0, j0, target in self.phases:
+            source = x[:, i0::sh, j0::sw, :, None] if sh > 1 or sw > 1 else x[..., None]
+            np.subtract(source, offset, out=target, dtype=target.dtype)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import numpy as np
 
@@ -443,6 +443,7 @@ class ChannelRequantizer:
             + np.abs(half.astype(np.float64)) + fix.astype(np.float64)
         if not np.all(size < float(1 << 51)):
             return
+        self._float64_size = size
         scale = np.ldexp(1.0, -shift)
         k = m * scale
         c = (base + half).astype(np.float64) * scale
@@ -460,6 +461,18 @@ class ChannelRequantizer:
         self.float64 = (k.reshape(col), c.reshape(col), d.reshape(col), t.reshape(col),
                         bool(np.any(d)) and self.fix_matters,
                         None if t32 is None else t32.reshape(col))
+        self._fused = {}
+
+    def fused(self, out_dtype) -> Optional["FusedRequant"]:
+        """The float64 plan rearranged for kernels that fold it into their own arithmetic
+        (see :class:`FusedRequant`), for outputs of ``out_dtype`` (int8 or int16); None
+        when the plan does not apply or the shifted constants would leave the exact range."""
+        if self.float64 is None or self.int64_accum:
+            return None
+        key = np.dtype(out_dtype).str
+        if key not in self._fused:
+            self._fused[key] = FusedRequant.from_plan(self, np.dtype(out_dtype))
+        return self._fused[key]
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
@@ -519,6 +532,100 @@ class ChannelRequantizer:
             p += self.offset
         clip_into(p, self.act_min, self.act_max, out=p)
         return p
+
+
+class FusedRequant:
+    """ChannelRequantizer's float64 plan in a form that kernels fold into their own float64
+    arithmetic, for int8 / int16 outputs in NHWC order (channels on the last axis):
+
+        t = x * k + c            (k = m / 2^S, c = (base + half + U 2^S) / 2^S per channel)
+        t -= d where x < T       (the sign correction, only when it can matter)
+        out = cast_unsigned(clip(t, act_min + U, act_max + U)) - U
+
+    with U = 2^(bits - 1) of the output type. Exactness (all per channel, with the
+    plan's bound: |x| <= acc_bound, |x * m| + |base + half| + U 2^S + fix < 2^51):
+
+    * ``t`` is (integer) / 2^S with |integer| < 2^51, so every float64 step that builds it
+      is exact, whether it is one multiply and one add (:meth:`scale_into`) or a BLAS
+      product of integer operands with the weights pre-multiplied by k and c in a column
+      of ones (:meth:`weights`): each product w * m is an integer < 2^38, each term and
+      partial sum (any order, with or without FMA) an integer multiple of 2^-S below
+      2^51 * 2^-S in magnitude;
+    * ``x < T`` (T the plan's integer threshold) is ``t < T * k + c``: x -> x * k + c is
+      increasing (k > 0; channels with m = 0 have no threshold) and T * k + c is exact;
+    * the plan's result is floor(t) clamped to [act_min, act_max] (without U); with U
+      added, clip then the float -> unsigned integer cast (C's conversion drops the
+      fraction, which for the non-negative clipped values is floor) gives
+      clamp(floor(t)) + U (floor and a clamp to integer bounds commute), and flipping the
+      top bit of the unsigned value subtracts U modulo 2^bits: the signed output.
+    """
+
+    def __init__(self, k, c, threshold, fix, any_fix: bool, lo: float, hi: float,
+                 unsigned, type_offset: int):
+        self.k, self.c, self.threshold, self.fix = k, c, threshold, fix
+        self.any_fix = any_fix
+        self.lo, self.hi = lo, hi
+        self.unsigned = unsigned
+        self.type_offset = type_offset
+        self._rows = {}
+
+    @classmethod
+    def from_plan(cls, rq: "ChannelRequantizer", out_dtype: np.dtype) -> Optional["FusedRequant"]:
+        if out_dtype == np.int8:
+            unsigned, offset = np.uint8, 1 << 7
+        elif out_dtype == np.int16:
+            unsigned, offset = np.uint16, 1 << 15
+        else:
+            return None
+        if not (-offset <= rq.act_min <= rq.act_max < offset):
+            return None
+        shift = rq.shift.reshape(-1)
+        if not np.all(rq._float64_size + np.ldexp(float(offset), shift) < float(1 << 51)):
+            return None
+        k, c, d, t, any_fix, _ = rq.float64
+        k, c, d, t = (v.reshape(-1) for v in (k, c, d, t))
+        scale = np.ldexp(1.0, -shift)
+        base = np.broadcast_to(rq.base, rq.mult.shape).reshape(-1)
+        half = np.broadcast_to(rq.half, rq.mult.shape).reshape(-1)
+        # c shifted by U, recomputed from the integers: (base + half + U 2^S) 2^-S, exact
+        numerator = base + half
+        c = numerator.astype(np.float64) * scale + float(offset)
+        if not np.array_equal((c - float(offset)) / scale, numerator.astype(np.float64)):
+            return None    # pragma: no cover  (the size check above rules this out)
+        threshold = np.where(np.isfinite(t), t * k + c, -np.inf)
+        return cls(k, c, threshold, d, any_fix, float(rq.act_min + offset),
+                   float(rq.act_max + offset), unsigned, offset)
+
+    def weights(self, w: np.ndarray) -> np.ndarray:
+        """(K + 1, O) float64 matrix for ``[cols, 1] @ matrix == x * k + c`` where
+        ``x = cols @ w.T`` (``w``: (O, K) integer weights)."""
+        w = np.asarray(w, dtype=np.float64)
+        return np.ascontiguousarray(np.vstack([w.T * self.k, self.c[None, :]]))
+
+    def row(self, name: str, reps: int) -> np.ndarray:
+        """A per-channel constant tiled ``reps`` times (for rows holding several pixels)."""
+        key = (name, reps)
+        if key not in self._rows:
+            self._rows[key] = np.tile(getattr(self, name), reps)
+        return self._rows[key]
+
+    def scale_into(self, acc: np.ndarray, t: np.ndarray, reps: int = 1) -> None:
+        """t = acc * k + c (float64), ``acc``: exact integer sums (any float dtype), last
+        axis = ``reps`` pixels x the channels."""
+        np.multiply(acc, self.row("k", reps), out=t)
+        np.add(t, self.row("c", reps), out=t)
+
+    def finish(self, t: np.ndarray, out: np.ndarray, reps: int = 1) -> None:
+        """The sign correction, clamp and narrowing of ``t`` (modified in place) into the
+        int8 / int16 array ``out`` of the same shape (last axis = ``reps`` pixels x the
+        channels)."""
+        if self.any_fix:
+            mask = np.less(t, self.row("threshold", reps))
+            t -= np.multiply(mask, self.row("fix", reps))
+        clip_into(t, self.lo, self.hi, out=t)
+        raw = out.view(self.unsigned)
+        np.copyto(raw, t, casting="unsafe")
+        np.bitwise_xor(raw, self.unsigned(self.type_offset), out=raw)
 
 
 # ------------------------------------------------ float activation bounds (TFLM exact)
