@@ -558,6 +558,9 @@ class FusedRequant:
       fraction, which for the non-negative clipped values is floor) gives
       clamp(floor(t)) + U (floor and a clamp to integer bounds commute), and flipping the
       top bit of the unsigned value subtracts U modulo 2^bits: the signed output.
+
+    When U 2^S does not fit (large shifts, int16 outputs), U is 0 and ``finish`` clips,
+    floors and casts the (then integral, in-range) values to the signed type.
     """
 
     def __init__(self, k, c, threshold, fix, any_fix: bool, lo: float, hi: float,
@@ -581,7 +584,8 @@ class FusedRequant:
             return None
         shift = rq.shift.reshape(-1)
         if not np.all(rq._float64_size + np.ldexp(float(offset), shift) < float(1 << 51)):
-            return None
+            # U 2^S would leave the exact range: no shift, an explicit floor instead
+            unsigned, offset = None, 0
         k, c, d, t, any_fix, _ = rq.float64
         k, c, d, t = (v.reshape(-1) for v in (k, c, d, t))
         scale = np.ldexp(1.0, -shift)
@@ -623,6 +627,10 @@ class FusedRequant:
             mask = np.less(t, self.row("threshold", reps))
             t -= np.multiply(mask, self.row("fix", reps))
         clip_into(t, self.lo, self.hi, out=t)
+        if self.unsigned is None:
+            np.floor(t, out=t)
+            np.copyto(out, t, casting="unsafe")
+            return
         raw = out.view(self.unsigned)
         np.copyto(raw, t, casting="unsafe")
         np.bitwise_xor(raw, self.unsigned(self.type_offset), out=raw)

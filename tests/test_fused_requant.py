@@ -1,0 +1,238 @@
+"""The fused float64 output stage (kernels.internal.quantization.FusedRequant) and the
+kernel paths that use it (CONV_2D's folded product, DEPTHWISE_CONV_2D's row layout),
+against the plain transcription of TFLM's integer routines in tests/test_edge_requant.py,
+on accumulators placed at the rounding boundaries.
+
+FusedRequant claims: ``[cols, 1] @ weights(w)`` and ``scale_into`` give x * k + c exactly,
+the sign correction is a comparison of t, and clip + float -> unsigned cast + top-bit flip
+is floor + clamp + narrowing. Each path is swept here over every boundary accumulator of
+every multiplier of the boundary table, for right shifts 0..18 (|x| <= 2^18), with and
+without a bias, for int8 outputs with an output offset and a full range (the sign
+correction matters), a ReLU-like range starting at the offset (it is skipped), and int16
+outputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernels.internal.quantization import ChannelRequantizer, FusedRequant
+from tests.helpers import TensorDef, run_ours, single_op_model
+from tests.test_edge_requant import (_boundary_table, _channel_matrix, _kernel_channels, ref_mbqm)
+
+#: (output dtype, output offset, act_min, act_max)
+OUTPUT_STAGES = [(np.int8, -37, -128, 127), (np.int8, 5, 5, 127), (np.int8, 0, -128, 127),
+                 (np.int16, 0, -32768, 32767), (np.int16, 100, -300, 30000)]
+
+
+def _expected(pre, bias, table, offset, lo, hi):
+    """(N, C) reference outputs for accumulators ``pre`` (C, N) (+ bias)."""
+    C, N = pre.shape
+    out = np.zeros((N, C), np.int64)
+    for c, (m, s, xs) in enumerate(table):
+        b = 0 if bias is None else int(bias[c])
+        for j in range(N):
+            out[j, c] = min(max(ref_mbqm(int(pre[c, j]) + b, int(m), int(s)) + offset, lo), hi)
+    return out
+
+
+def _cases():
+    lo, hi = -(1 << 18), (1 << 18)
+    for shift in range(-18, 1):
+        table = _boundary_table(lo, hi, shifts=(shift,))
+        acc, m, s = _channel_matrix(table)
+        for bias in (None, np.full(len(table), 12345, np.int64)):
+            pre = acc if bias is None else acc - bias[:, None]
+            yield shift, table, pre, m, s, bias
+
+
+def test_cast_to_unsigned_truncates():
+    """The narrowing relies on numpy's float64 -> uint8 / uint16 conversion dropping the
+    fraction of values in range (C's conversion), including just below an integer."""
+    below = np.nextafter(np.arange(1.0, 256.0), 0.0)
+    values = np.concatenate([np.arange(0.0, 256.0), below, np.arange(0.0, 255.0) + 0.5])
+    got = np.empty(values.shape, np.uint8)
+    np.copyto(got, values, casting="unsafe")
+    assert np.array_equal(got, np.floor(values).astype(np.int64))
+    wide = np.concatenate([np.arange(0.0, 65536.0), np.nextafter(np.arange(1.0, 65536.0), 0.0)])
+    got16 = np.empty(wide.shape, np.uint16)
+    np.copyto(got16, wide, casting="unsafe")
+    assert np.array_equal(got16, np.floor(wide).astype(np.int64))
+
+
+def test_fused_product_and_scale_at_boundaries():
+    """Both ways of building t (the folded product with identity weights, whose sums are the
+    accumulators themselves, and scale_into on float32 / float64 sums tiled over 3 pixels)
+    followed by finish, against the reference, for every output stage."""
+    count = planned = shifted = unshifted = 0
+    for shift, table, pre, m, s, bias in _cases():
+        C, N = pre.shape
+        for out_dtype, offset, lo, hi in OUTPUT_STAGES:
+            rq = ChannelRequantizer(m, s, bias, offset, lo, hi, False, float(np.abs(pre).max()))
+            fused = rq.fused(out_dtype)
+            if fused is None:
+                # the fused form exists whenever the float64 plan does
+                assert rq.float64 is None
+                continue
+            planned += 1
+            shifted += fused.unsigned is not None
+            unshifted += fused.unsigned is None
+            want = _expected(pre, bias, table, offset, lo, hi)
+            # the product: [x, 1] @ [[I * k], [c]]
+            cols = np.ones((N, C + 1))
+            cols[:, :C] = pre.T
+            t = cols @ fused.weights(np.eye(C, dtype=np.int64))
+            got = np.empty((N, C), out_dtype)
+            fused.finish(t, got)
+            bad = np.argwhere(got.astype(np.int64) != want)
+            assert not len(bad), (f"product path, shift {shift}, {np.dtype(out_dtype).name} offset {offset}: "
+                                  f"acc {pre[bad[0][1], bad[0][0]]} m {m[bad[0][1]]} gives "
+                                  f"{got[tuple(bad[0])]}, TFLM {want[tuple(bad[0])]}")
+            count += want.size
+            # scale_into on rows of 3 pixels, from float32 (exact: |x| <= 2^18) and float64
+            for acc_dtype in (np.float32, np.float64):
+                rows = np.concatenate([pre.T, pre.T[::-1], pre.T], axis=1).astype(acc_dtype)
+                t3 = np.empty(rows.shape)
+                fused.scale_into(rows, t3, 3)
+                got3 = np.empty(rows.shape, out_dtype)
+                fused.finish(t3, got3, 3)
+                want3 = np.concatenate([want, want[::-1], want], axis=1)
+                assert np.array_equal(got3.astype(np.int64), want3), (
+                    f"scale path ({np.dtype(acc_dtype).name}), shift {shift}, offset {offset}")
+                count += want3.size
+    assert planned >= 19 * 2 * 3 and count > 100000
+    # both narrowings were exercised: the shifted unsigned cast and the explicit floor
+    assert shifted and unshifted
+
+
+def test_fused_form_refused_outside_its_range():
+    """No fused form without the float64 plan (unknown bound), for int32 outputs, or when
+    the clamp range leaves the output type."""
+    m = np.array([1 << 30], np.int64)
+    s = np.array([-5], np.int64)
+    assert ChannelRequantizer(m, s, None, 0, -128, 127, False, None).fused(np.int8) is None
+    assert ChannelRequantizer(m, s, None, 0, -128, 127, False, 1000.0).fused(np.int32) is None
+    assert ChannelRequantizer(m, s, None, 0, -128, 127, True, 1000.0).fused(np.int8) is None
+    assert ChannelRequantizer(m, s, None, 0, -200, 127, False, 1000.0).fused(np.int8) is None
+    assert isinstance(ChannelRequantizer(m, s, None, 0, -128, 127, False, 1000.0).fused(np.int8),
+                      FusedRequant)
+
+
+# ------------------------------------------------------------- the kernels end to end
+def _depthwise_model(per_channel: bool, seed: int, geometry):
+    """A DEPTHWISE_CONV_2D (multiplier 1, several input channels: the row layout) whose
+    channel c computes bias_c + (x - zp) at the centre tap only (other taps weigh 0), so
+    every channel's accumulators sweep 256 consecutive values around a rounding boundary
+    of its multiplier; expected outputs from the reference."""
+    rng = np.random.default_rng(seed)
+    fh, fw, sh, sw = geometry
+    C = 6
+    # right shifts up to 12: the float64 plan (hence the row layout) applies
+    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
+    s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
+    zp_in = int(rng.integers(-128, 128))
+    zp_out = int(rng.integers(-20, 20))
+    # 256 output pixels in a 16 x 16 image, each reading every channel at one input value
+    values = np.arange(-128, 128, dtype=np.int64)
+    out_h = out_w = 16
+    # SAME padding (schema value 0): the centre tap of output (y, x) reads input pixel
+    # (y sh + fh // 2 - pad_top, x sw + fw // 2 - pad_left), TFLM's padding rule
+    in_h, in_w = out_h * sh, out_w * sw
+    pad_top = max((out_h - 1) * sh + fh - in_h, 0) // 2
+    pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
+    rows = np.arange(out_h) * sh + fh // 2 - pad_top
+    cols = np.arange(out_w) * sw + fw // 2 - pad_left
+    # the other pixels (read by the zero taps only) random
+    x = rng.integers(-128, 128, (1, in_h, in_w, C)).astype(np.int8)
+    perm = [rng.permutation(256) for _ in range(C)]
+    for c in range(C):
+        x[0, rows[:, None], cols[None, :], c] = values[perm[c]].reshape(out_h, out_w)
+    w = np.zeros((1, fh, fw, C), np.int8)
+    w[0, fh // 2, fw // 2, :] = 1
+    bias = np.array([center for _, center, _, _ in chans], np.int64)
+    w_scales = [ws for ws, _, _, _ in chans]
+    wq = (w_scales, [0] * C, 3) if per_channel else ([w_scales[0]], [0])
+    bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
+    model = single_op_model(
+        "DEPTHWISE_CONV_2D",
+        [TensorDef((1, in_h, in_w, C), "INT8", quant=(s_in, zp_in)),
+         TensorDef(w.shape, "INT8", data=w, quant=wq),
+         TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
+        [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
+        padding=0, stride_w=sw, stride_h=sh, depth_multiplier=1)
+    expected = np.empty((out_h * out_w, C), np.int64)
+    for c, (_, center, m, s) in enumerate(chans):
+        acc = values[perm[c]] - zp_in + center
+        expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
+    return model, x, expected
+
+
+@pytest.mark.parametrize("geometry", [(3, 3, 1, 1), (3, 3, 2, 2), (5, 3, 2, 1), (1, 1, 1, 1), (3, 5, 1, 2)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_depthwise_rows_at_boundaries(geometry, per_channel):
+    """The depthwise row layout (stride phases, computed-and-dropped columns, fused output
+    stage) on accumulators around rounding boundaries, strides 1 and 2, against the
+    reference; the test checks that the row layout is the path taken."""
+    import kernels.depthwise_conv as dwmod
+    for seed in range(3):
+        model, x, expected = _depthwise_model(per_channel, seed, geometry)
+        outs, _, it = run_ours(model, [x])
+        assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
+        # the path taken: the node built a row-layout plan
+        data = it.subgraphs[0].nodes[0].user_data
+        assert data.rows is not None and isinstance(data.rows[1], dwmod.DepthwiseRows)
+
+
+def _conv_model(per_channel: bool, seed: int, geometry):
+    """A CONV_2D (one input channel, C output channels) whose channel c computes
+    bias_c + (x - zp) at the centre tap only, sweeping 256 consecutive accumulators per
+    channel around a rounding boundary; expected outputs from the reference."""
+    rng = np.random.default_rng(seed)
+    fh, fw, sh, sw = geometry
+    C = 6
+    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
+    s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
+    zp_in = int(rng.integers(-128, 128))
+    zp_out = int(rng.integers(-20, 20))
+    values = np.arange(-128, 128, dtype=np.int64)
+    out_h = out_w = 16
+    in_h, in_w = out_h * sh, out_w * sw
+    pad_top = max((out_h - 1) * sh + fh - in_h, 0) // 2
+    pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
+    rows = np.arange(out_h) * sh + fh // 2 - pad_top
+    cols = np.arange(out_w) * sw + fw // 2 - pad_left
+    x = rng.integers(-128, 128, (1, in_h, in_w, 1)).astype(np.int8)
+    perm = rng.permutation(256)
+    x[0, rows[:, None], cols[None, :], 0] = values[perm].reshape(out_h, out_w)
+    w = np.zeros((C, fh, fw, 1), np.int8)
+    w[:, fh // 2, fw // 2, 0] = 1
+    bias = np.array([center for _, center, _, _ in chans], np.int64)
+    w_scales = [ws for ws, _, _, _ in chans]
+    wq = (w_scales, [0] * C, 0) if per_channel else ([w_scales[0]], [0])
+    bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
+    model = single_op_model(
+        "CONV_2D",
+        [TensorDef((1, in_h, in_w, 1), "INT8", quant=(s_in, zp_in)),
+         TensorDef(w.shape, "INT8", data=w, quant=wq),
+         TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
+        [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
+        padding=0, stride_w=sw, stride_h=sh)
+    expected = np.empty((out_h * out_w, C), np.int64)
+    for c, (_, center, m, s) in enumerate(chans):
+        acc = values[perm] - zp_in + center
+        expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
+    return model, x, expected
+
+
+@pytest.mark.parametrize("geometry", [(1, 1, 1, 1), (3, 3, 1, 1), (3, 3, 2, 2), (1, 1, 2, 2)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_conv_fused_product_at_boundaries(geometry, per_channel):
+    """CONV_2D's folded float64 product (direct 1x1 and im2col, depths <= FUSED_MAX_DEPTH)
+    on accumulators around rounding boundaries, against the reference; the test checks
+    that the fused path is the one taken."""
+    for seed in range(3):
+        model, x, expected = _conv_model(per_channel, seed, geometry)
+        outs, _, it = run_ours(model, [x])
+        assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
+        data = it.subgraphs[0].nodes[0].user_data
+        assert data.fused is not None and data.fused[1] is not None
