@@ -257,6 +257,20 @@ class DepthwiseConv2D(Kernel):
             win = np.lib.stride_tricks.sliding_window_view(
                 image[0], ((filter_h - 1) * dh + 1, (filter_w - 1) * dw + 1), axis=(1, 2))
             win = win[:, :sh * (out_h - 1) + 1:sh, :sw * (out_w - 1) + 1:sw, ::dh, ::dw]
+            fused = self._single_channel_plan(data, cache, out.dtype)
+            if fused is not None:
+                # the output stage folded into a float64 product (FusedRequant)
+                requant, matrix = fused
+                n, taps = batches * out_h * out_w, filter_h * filter_w
+                cols = work_buffer("conv-cols", (n, taps + 1), np.float64)
+                cols[:, taps] = 1.0
+                target = cols[:, :taps].view()
+                target.shape = (batches, out_h, out_w, filter_h, filter_w)   # a view, never a copy
+                np.copyto(target, win)
+                t = work_buffer("conv-out", (n, multiplier), np.float64)
+                np.matmul(cols, matrix, out=t)
+                requant.finish(t, out.reshape(n, multiplier))
+                return
             cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
             acc = cols @ wt.reshape(filter_h * filter_w, multiplier)
             write_channels_first(requantizer(acc.T), out)
@@ -295,12 +309,31 @@ class DepthwiseConv2D(Kernel):
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
         if (ROWS_ENABLED and type(requantizer) is ChannelRequantizer
-                and not (in_depth == 1 and multiplier > 1)):
+                and (ROWS_SINGLE_CHANNEL or not (in_depth == 1 and multiplier > 1))):
             fused = requantizer.fused(out_dtype)
             if fused is not None:
                 plan = DepthwiseRows(data, dtype, wt, fused)
         if cache is data.cache:
             data.rows = (cache, plan)
+        return plan
+
+    @staticmethod
+    def _single_channel_plan(data, cache, out_dtype):
+        """(FusedRequant, (taps + 1, multiplier) float64 matrix) for the one-input-channel
+        case when its output stage folds into the product (as CONV_2D's, see
+        :func:`~kernels.conv.fused_conv_plan`), else None; kept on ``data``."""
+        held = data.fused
+        if held is not None and held[0] is cache:
+            return held[1]
+        plan = None
+        dtype, wt, requantizer = cache
+        (_, _, _, _, multiplier, filter_h, filter_w, *_rest) = data.geometry
+        if ROWS_ENABLED and type(requantizer) is ChannelRequantizer:
+            fused = requantizer.fused(out_dtype)
+            if fused is not None:
+                plan = (fused, fused.weights(wt.reshape(filter_h * filter_w, multiplier).T))
+        if cache is data.cache:
+            data.fused = (cache, plan)
         return plan
 
     @staticmethod
@@ -391,6 +424,7 @@ class DepthwiseConv2D(Kernel):
 
 #: the row layout (DepthwiseConv2D._invoke_rows) is used when it applies
 ROWS_ENABLED = True
+ROWS_SINGLE_CHANNEL = False
 
 
 class DepthwiseRows:

@@ -236,3 +236,56 @@ def test_conv_fused_product_at_boundaries(geometry, per_channel):
         assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
         data = it.subgraphs[0].nodes[0].user_data
         assert data.fused is not None and data.fused[1] is not None
+
+
+def _single_channel_depthwise_model(per_channel: bool, seed: int, geometry):
+    """_depthwise_model's sweep for one input channel and a depth multiplier of C (every
+    output channel reads the same input values: the im2col path of that case)."""
+    rng = np.random.default_rng(seed)
+    fh, fw, sh, sw = geometry
+    C = 6
+    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
+    s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
+    zp_in = int(rng.integers(-128, 128))
+    zp_out = int(rng.integers(-20, 20))
+    values = np.arange(-128, 128, dtype=np.int64)
+    out_h = out_w = 16
+    in_h, in_w = out_h * sh, out_w * sw
+    pad_top = max((out_h - 1) * sh + fh - in_h, 0) // 2
+    pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
+    rows = np.arange(out_h) * sh + fh // 2 - pad_top
+    cols = np.arange(out_w) * sw + fw // 2 - pad_left
+    x = rng.integers(-128, 128, (1, in_h, in_w, 1)).astype(np.int8)
+    perm = rng.permutation(256)
+    x[0, rows[:, None], cols[None, :], 0] = values[perm].reshape(out_h, out_w)
+    w = np.zeros((1, fh, fw, C), np.int8)
+    w[0, fh // 2, fw // 2, :] = 1
+    bias = np.array([center for _, center, _, _ in chans], np.int64)
+    w_scales = [ws for ws, _, _, _ in chans]
+    wq = (w_scales, [0] * C, 3) if per_channel else ([w_scales[0]], [0])
+    bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
+    model = single_op_model(
+        "DEPTHWISE_CONV_2D",
+        [TensorDef((1, in_h, in_w, 1), "INT8", quant=(s_in, zp_in)),
+         TensorDef(w.shape, "INT8", data=w, quant=wq),
+         TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
+        [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
+        padding=0, stride_w=sw, stride_h=sh, depth_multiplier=C)
+    expected = np.empty((out_h * out_w, C), np.int64)
+    for c, (_, center, m, s) in enumerate(chans):
+        acc = values[perm] - zp_in + center
+        expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
+    return model, x, expected
+
+
+@pytest.mark.parametrize("geometry", [(3, 3, 2, 2), (3, 3, 1, 1), (1, 1, 1, 1)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_single_channel_depthwise_fused_at_boundaries(geometry, per_channel):
+    """DEPTHWISE_CONV_2D from one input channel (depth multiplier C): its folded float64
+    product on accumulators around rounding boundaries; the fused path is the one taken."""
+    for seed in range(3):
+        model, x, expected = _single_channel_depthwise_model(per_channel, seed, geometry)
+        outs, _, it = run_ours(model, [x])
+        assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
+        data = it.subgraphs[0].nodes[0].user_data
+        assert data.fused is not None and data.fused[1] is not None
