@@ -181,6 +181,7 @@ class OpData:
     fused = None            # (cache, fused output plan or None) for the constant cache
     acc_buffers = None      # depthwise: preallocated accumulator and product buffers
     rows = None             # depthwise: (cache, row layout plan or None) for the constant cache
+    rows_layout = None      # depthwise: the DepthwiseRows buffers (geometry only)
 
 
 @register

@@ -312,7 +312,11 @@ class DepthwiseConv2D(Kernel):
                 and (ROWS_SINGLE_CHANNEL or not (in_depth == 1 and multiplier > 1))):
             fused = requantizer.fused(out_dtype)
             if fused is not None:
-                plan = DepthwiseRows(data, dtype, wt, fused)
+                # the buffers depend on the geometry only: kept across run-time filters
+                layout = data.rows_layout
+                if layout is None or layout.buffer.dtype != dtype:
+                    layout = data.rows_layout = DepthwiseRows(data, dtype)
+                plan = (layout, fused, layout.tap_weights(wt))
         if cache is data.cache:
             data.rows = (cache, plan)
         return plan
@@ -337,16 +341,17 @@ class DepthwiseConv2D(Kernel):
         return plan
 
     @staticmethod
-    def _invoke_rows(data, x, plan: "DepthwiseRows", out) -> None:
+    def _invoke_rows(data, x, plan, out) -> None:
         """The integer sums with each output row (out_w pixels x the channels) contiguous:
         every tap is one (B, out_h, out_w x C) view of the padded input, whose columns are
         split by phase (column mod stride) so that a strided tap is contiguous too; the
         taps' weights are rows of out_w copies of the channel weights. One multiply and
         one add per tap on long inner loops, then the fused output stage."""
-        plan.fill(x, data.offset)
-        acc, term = plan.acc, plan.term
+        layout, fused, tap_weights = plan
+        layout.fill(x, data.offset)
+        acc, term = layout.acc, layout.term
         first = True
-        for view, weights in plan.taps:
+        for view, weights in zip(layout.taps, tap_weights):
             if first:
                 np.multiply(view, weights, out=acc)
                 first = False
@@ -356,10 +361,10 @@ class DepthwiseConv2D(Kernel):
         # the output stage over every computed column (one contiguous stretch per
         # sample), then the clamp and narrowing of the output columns only
         t = work_buffer("depthwise-out", acc.shape, np.float64)
-        plan.fused.scale_into(acc, t, plan.pixels)
+        fused.scale_into(acc, t, layout.pixels)
         batches, out_h, out_w, channels = out.shape
         valid = t.reshape(batches, out_h, -1)[:, :, :out_w * channels]
-        plan.fused.finish(valid, out.reshape(valid.shape), out_w)
+        fused.finish(valid, out.reshape(valid.shape), out_w)
 
     @staticmethod
     def _invoke_channels_last(data, x, dtype, wt, requantizer, out):
@@ -441,7 +446,7 @@ class DepthwiseRows:
     by its weights repeated along the stretch. Sums are in the cache's exact float dtype
     (every partial sum an integer below its exact limit, as for the other layouts)."""
 
-    def __init__(self, data, dtype, wt, fused):
+    def __init__(self, data, dtype):
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
         rows, cols = data.padded_hw
@@ -451,7 +456,6 @@ class DepthwiseRows:
         # every phase row a tap reads, plus one: a stretch that starts (fx dw) // sw
         # columns into its first row ends that far into the row after its last
         height = max(-(-rows // sh), ((filter_h - 1) * dh) // sh + out_h + 1)
-        self.fused = fused
         self.buffer = np.zeros((batches, sh, sw, height, width, in_depth, multiplier), dtype=dtype)
         # each phase's input pixels: (first input row, first input column, target view)
         self.phases = []
@@ -468,7 +472,6 @@ class DepthwiseRows:
                 nc = (in_w - 1 - j0) // sw + 1
                 c0 = (pad.width + j0) // sw
                 self.phases.append((i0, j0, self.buffer[:, ph, pw, r0:r0 + nr, c0:c0 + nc]))
-        weights = wt.reshape(filter_h, filter_w, channels)
         stretch = out_h * width * channels
         self.taps = []
         for fy in range(filter_h):
@@ -477,12 +480,19 @@ class DepthwiseRows:
                 pw, qx = (fx * dw) % sw, (fx * dw) // sw
                 phase = self.buffer[:, ph, pw].reshape(batches, height * width * channels)
                 start = (qy * width + qx) * channels
-                self.taps.append((phase[:, start:start + stretch],
-                                  np.tile(weights[fy, fx], out_h * width)))
+                self.taps.append(phase[:, start:start + stretch])
+        self.kernel_shape = (filter_h, filter_w, channels)
         self.acc = np.empty((batches, stretch), dtype=dtype)
         self.term = np.empty_like(self.acc)
         self.pixels = out_h * width          # computed pixels per sample
         self.strides = (sh, sw)
+
+    def tap_weights(self, wt: np.ndarray):
+        """Each tap's weights (the cache's taps, in the buffer's dtype) repeated along the
+        stretch of computed pixels."""
+        weights = wt.reshape(self.kernel_shape)
+        return [np.tile(weights[fy, fx], self.pixels)
+                for fy in range(self.kernel_shape[0]) for fx in range(self.kernel_shape[1])]
 
     def fill(self, x: np.ndarray, offset: int) -> None:
         """The input minus ``offset`` (exact in the buffer's float dtype) into the interior."""

@@ -180,7 +180,7 @@ def test_depthwise_rows_at_boundaries(geometry, per_channel):
         assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
         # the path taken: the node built a row-layout plan
         data = it.subgraphs[0].nodes[0].user_data
-        assert data.rows is not None and isinstance(data.rows[1], dwmod.DepthwiseRows)
+        assert data.rows is not None and isinstance(data.rows[1][0], dwmod.DepthwiseRows)
 
 
 def _conv_model(per_channel: bool, seed: int, geometry):
