@@ -351,12 +351,13 @@ class DepthwiseConv2D(Kernel):
         layout.fill(x, data.offset)
         acc, term = layout.acc, layout.term
         first = True
-        for view, weights in zip(layout.taps, tap_weights):
+        for (view, _, _), weights in zip(layout.groups, tap_weights):
+            # every partial sum, in any order, is an integer below the dtype's exact limit
             if first:
-                np.multiply(view, weights, out=acc)
+                np.einsum("byxs,yxs->bs", view, weights, out=acc)
                 first = False
             else:
-                np.multiply(view, weights, out=term)
+                np.einsum("byxs,yxs->bs", view, weights, out=term)
                 np.add(acc, term, out=acc)
         # the output stage over every computed column (one contiguous stretch per
         # sample), then the clamp and narrowing of the output columns only
@@ -443,7 +444,8 @@ class DepthwiseRows:
     (y + (fy dh) // sh, x + (fx dw) // sw). Computed over every column x < cols of the
     phase (the columns x >= out_w are computed and dropped), the tap reads one contiguous
     stretch of its phase per sample, (out_h x cols x channels) long, which it multiplies
-    by its weights repeated along the stretch. Sums are in the cache's exact float dtype
+    by its weights repeated along the stretch; the taps of one phase are equally spaced
+    stretches, summed by one einsum. Sums are in the cache's exact float dtype
     (every partial sum an integer below its exact limit, as for the other layouts)."""
 
     def __init__(self, data, dtype):
@@ -473,14 +475,28 @@ class DepthwiseRows:
                 c0 = (pad.width + j0) // sw
                 self.phases.append((i0, j0, self.buffer[:, ph, pw, r0:r0 + nr, c0:c0 + nc]))
         stretch = out_h * width * channels
-        self.taps = []
-        for fy in range(filter_h):
-            for fx in range(filter_w):
-                ph, qy = (fy * dh) % sh, (fy * dh) // sh
-                pw, qx = (fx * dw) % sw, (fx * dw) // sw
+        # the taps of one phase form a grid (rows fy0, fy0 + ty, ..., columns likewise)
+        # whose stretches are equally spaced in the phase: one (B, ny, nx, stretch) view
+        # per phase, summed over its taps in one pass
+        self.groups = []
+        for ph in range(sh):
+            fys = [fy for fy in range(filter_h) if (fy * dh) % sh == ph]
+            for pw in range(sw):
+                fxs = [fx for fx in range(filter_w) if (fx * dw) % sw == pw]
+                if not fys or not fxs:
+                    continue
+                qy0, qx0 = (fys[0] * dh) // sh, (fxs[0] * dw) // sw
+                step_y = ((fys[1] - fys[0]) * dh) // sh if len(fys) > 1 else 0
+                step_x = ((fxs[1] - fxs[0]) * dw) // sw if len(fxs) > 1 else 0
                 phase = self.buffer[:, ph, pw].reshape(batches, height * width * channels)
-                start = (qy * width + qx) * channels
-                self.taps.append(phase[:, start:start + stretch])
+                start = (qy0 * width + qx0) * channels
+                base = phase[:, start:]
+                item = base.itemsize
+                view = np.lib.stride_tricks.as_strided(
+                    base, (batches, len(fys), len(fxs), stretch),
+                    (base.strides[0], step_y * width * channels * item, step_x * channels * item, item),
+                    writeable=False)
+                self.groups.append((view, fys, fxs))
         self.kernel_shape = (filter_h, filter_w, channels)
         self.acc = np.empty((batches, stretch), dtype=dtype)
         self.term = np.empty_like(self.acc)
@@ -491,8 +507,8 @@ class DepthwiseRows:
         """Each tap's weights (the cache's taps, in the buffer's dtype) repeated along the
         stretch of computed pixels."""
         weights = wt.reshape(self.kernel_shape)
-        return [np.tile(weights[fy, fx], self.pixels)
-                for fy in range(self.kernel_shape[0]) for fx in range(self.kernel_shape[1])]
+        return [np.tile(weights[np.ix_(fys, fxs)], (1, 1, self.pixels))
+                for _, fys, fxs in self.groups]
 
     def fill(self, x: np.ndarray, offset: int) -> None:
         """The input minus ``offset`` (exact in the buffer's float dtype) into the interior."""
