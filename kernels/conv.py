@@ -361,7 +361,19 @@ class Conv2D(Kernel):
             fused_conv_into(data, x, fused, out)
             return
         dtype, mat, requantizer = cache
-        write_channels_first(requantizer(conv_accumulators(data, x, dtype, mat)), out)
+        acc = conv_accumulators(data, x, dtype, mat)
+        stage = (requantizer.fused(out.dtype) if type(requantizer) is ChannelRequantizer
+                 and data.geometry[13] == 1 else None)
+        if stage is not None:
+            # the float64 plan's fused form on the (pixels, channels) product: no floor
+            # pass and no transposing write (acc is the transpose of a C-ordered array)
+            rows = acc.T.reshape(out.shape[0], -1)
+            t = work_buffer("conv-out", rows.shape, np.float64)
+            pixels = out.shape[1] * out.shape[2]
+            stage.scale_into(rows, t, pixels)
+            stage.finish(t, out.reshape(rows.shape), pixels)
+            return
+        write_channels_first(requantizer(acc), out)
 
     def _invoke_float(self, data, node, x, out):
         (batches, in_h, in_w, in_depth, filter_h, filter_w, out_depth, out_h, out_w,

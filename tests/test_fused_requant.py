@@ -183,10 +183,11 @@ def test_depthwise_rows_at_boundaries(geometry, per_channel):
         assert data.rows is not None and isinstance(data.rows[1][0], dwmod.DepthwiseRows)
 
 
-def _conv_model(per_channel: bool, seed: int, geometry):
-    """A CONV_2D (one input channel, C output channels) whose channel c computes
-    bias_c + (x - zp) at the centre tap only, sweeping 256 consecutive accumulators per
-    channel around a rounding boundary; expected outputs from the reference."""
+def _conv_model(per_channel: bool, seed: int, geometry, cin: int = 1):
+    """A CONV_2D (``cin`` input channels, C output channels) whose channel c computes
+    bias_c + (x - zp) at the centre tap of input channel 0 only (the other weights 0),
+    sweeping 256 consecutive accumulators per channel around a rounding boundary;
+    expected outputs from the reference."""
     rng = np.random.default_rng(seed)
     fh, fw, sh, sw = geometry
     C = 6
@@ -201,10 +202,10 @@ def _conv_model(per_channel: bool, seed: int, geometry):
     pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
     rows = np.arange(out_h) * sh + fh // 2 - pad_top
     cols = np.arange(out_w) * sw + fw // 2 - pad_left
-    x = rng.integers(-128, 128, (1, in_h, in_w, 1)).astype(np.int8)
+    x = rng.integers(-128, 128, (1, in_h, in_w, cin)).astype(np.int8)
     perm = rng.permutation(256)
     x[0, rows[:, None], cols[None, :], 0] = values[perm].reshape(out_h, out_w)
-    w = np.zeros((C, fh, fw, 1), np.int8)
+    w = np.zeros((C, fh, fw, cin), np.int8)
     w[:, fh // 2, fw // 2, 0] = 1
     bias = np.array([center for _, center, _, _ in chans], np.int64)
     w_scales = [ws for ws, _, _, _ in chans]
@@ -212,7 +213,7 @@ def _conv_model(per_channel: bool, seed: int, geometry):
     bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
     model = single_op_model(
         "CONV_2D",
-        [TensorDef((1, in_h, in_w, 1), "INT8", quant=(s_in, zp_in)),
+        [TensorDef((1, in_h, in_w, cin), "INT8", quant=(s_in, zp_in)),
          TensorDef(w.shape, "INT8", data=w, quant=wq),
          TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
         [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
@@ -236,6 +237,21 @@ def test_conv_fused_product_at_boundaries(geometry, per_channel):
         assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
         data = it.subgraphs[0].nodes[0].user_data
         assert data.fused is not None and data.fused[1] is not None
+
+
+@pytest.mark.parametrize("geometry, cin", [((1, 1, 1, 1), 20), ((3, 3, 1, 1), 4), ((3, 3, 2, 2), 8)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_conv_fused_output_stage_at_boundaries(geometry, cin, per_channel):
+    """CONV_2D deeper than FUSED_MAX_DEPTH: the float32 product, then FusedRequant's
+    scale_into and finish (rows of one sample's pixels), on accumulators around rounding
+    boundaries, against the reference; the folded product is not the path taken."""
+    for seed in range(3):
+        model, x, expected = _conv_model(per_channel, seed, geometry, cin)
+        outs, _, it = run_ours(model, [x])
+        assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
+        data = it.subgraphs[0].nodes[0].user_data
+        assert data.fused is not None and data.fused[1] is None
+        assert data.cache[2].fused(np.int8) is not None
 
 
 def _single_channel_depthwise_model(per_channel: bool, seed: int, geometry):
