@@ -305,3 +305,70 @@ def test_single_channel_depthwise_fused_at_boundaries(geometry, per_channel):
         assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
         data = it.subgraphs[0].nodes[0].user_data
         assert data.fused is not None and data.fused[1] is not None
+
+
+# --------------------------------------- channels of near-zero scale, unfolded offsets
+def _dead_channel_case(seed: int, boundary_bias: bool):
+    """Multipliers / shifts / biases / accumulators of a requantizer mixing ordinary channels
+    (right shifts 0..10, boundary accumulators) with channels of shift -31 (total shift
+    62: their outputs do not depend on the accumulator), and the accumulator bound."""
+    rng = np.random.default_rng(seed)
+    bound = 1 << 18
+    normal = _boundary_table(-bound, bound, shifts=tuple(range(-10, 1)))[:20]
+    dead = [(int(m), -31, None) for m in rng.choice([1 << 30, (1 << 31) - 1, 1234567891], 6)]
+    table = normal + dead
+    width = max(len(xs) for _, _, xs in normal)
+    acc = np.zeros((len(table), width), np.int64)
+    for c, (_, _, xs) in enumerate(table):
+        if xs is None:
+            xs = [-bound, bound, 0, 1, -1] + [int(v) for v in rng.integers(-bound, bound + 1, width - 5)]
+        acc[c, :len(xs)] = xs
+        acc[c, len(xs):] = xs[0]
+    m = np.array([t[0] for t in table], np.int64)
+    s = np.array([t[1] for t in table], np.int64)
+    bias = rng.integers(-5000, 5000, len(table)).astype(np.int64)
+    if boundary_bias:
+        # a dead channel whose rounding boundary sits inside the accumulator range:
+        # x * m + bias * m crosses -2^61 (SRDHM's q then RoundingDivideByPOT's tie)
+        c = len(normal)
+        bias[c] = -((1 << 61) // int(m[c])) - 1
+    return table, acc, m, s, bias, float(bound)
+
+
+@pytest.mark.parametrize("boundary_bias", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plan_with_constant_channels_and_unfolded_offset(seed, boundary_bias):
+    """ChannelRequantizer's float64 plan with channels whose total shift is 62 (constant
+    outputs, folded in as constants) and an output offset the integer form cannot fold
+    (folded by the plan): the plan's own call and both FusedRequant paths against the
+    reference; with a dead channel whose output does change within the bound, the plan
+    is refused and the integer form still gives the reference."""
+    table, acc, m, s, bias, bound = _dead_channel_case(seed, boundary_bias)
+    C, N = acc.shape
+    pre = acc - bias[:, None]
+    for offset, lo, hi in ((-128, -128, 127), (-128, -128, -100), (37, -128, 127), (5, 5, 127)):
+        rq = ChannelRequantizer(m, s, bias, offset, lo, hi, False, float(np.abs(pre).max()))
+        want = np.empty((N, C), np.int64)
+        for c in range(C):
+            for j in range(N):
+                want[j, c] = min(max(ref_mbqm(int(acc[c, j]), int(m[c]), int(s[c])) + offset, lo), hi)
+        got = np.asarray(rq(pre.astype(np.float32))).astype(np.int64)
+        assert np.array_equal(got.T, want), f"offset {offset}: ChannelRequantizer differs"
+        if boundary_bias:
+            assert rq.float64 is None, "a dead channel that changes within the bound was taken as constant"
+            continue
+        assert rq.float64 is not None and rq._constant[0][-6:].all() and not rq._constant[0][:-6].any()
+        fused = rq.fused(np.int8)
+        cols = np.ones((N, C + 1))
+        cols[:, :C] = pre.T
+        t = cols @ fused.weights(np.eye(C, dtype=np.int64))
+        out = np.empty((N, C), np.int8)
+        fused.finish(t, out)
+        assert np.array_equal(out.astype(np.int64), want), f"offset {offset}: fused product differs"
+        rows = pre.T.astype(np.float32).reshape(N // 2, 2 * C) if N % 2 == 0 else pre.T.astype(np.float32)
+        reps = 2 if N % 2 == 0 else 1
+        t2 = np.empty(rows.shape)
+        fused.scale_into(rows, t2, reps)
+        out2 = np.empty(rows.shape, np.int8)
+        fused.finish(t2, out2, reps)
+        assert np.array_equal(out2.reshape(N, C).astype(np.int64), want), f"offset {offset}: scale path differs"

@@ -430,7 +430,7 @@ class ChannelRequantizer:
         self.float64 = None
         if not self.fold_bias and not (self.bias is None and not self.may_wrap and self.left is None):
             return
-        if acc_bound is None or self.offset:
+        if acc_bound is None:
             return
         m = self.mult.reshape(-1).astype(np.float64)
         base = np.broadcast_to(self.base, self.mult.shape).reshape(-1)
@@ -439,18 +439,31 @@ class ChannelRequantizer:
         shift = self.shift.reshape(-1)
         # every term below 2^51 (checked in float64 with room for its rounding): then the
         # float64 products and sums below are exact integers scaled by powers of two
+        # an output offset the integer form could not fold (a large shift elsewhere) is
+        # folded here: (base + half + offset 2^S) / 2^S
+        unfolded = float(abs(self.offset))
         size = (float(acc_bound) + 1.0) * m + np.abs(base.astype(np.float64)) \
-            + np.abs(half.astype(np.float64)) + fix.astype(np.float64)
-        if not np.all(size < float(1 << 51)):
-            return
+            + np.abs(half.astype(np.float64)) + fix.astype(np.float64) \
+            + np.ldexp(unfolded, shift)
+        # a channel beyond that range whose output is one value over every accumulator
+        # (typically a huge shift: a channel of near-zero scale) is that constant
+        constant = ~(size < float(1 << 51))
+        values = np.zeros(size.shape, np.int64)
+        if np.any(constant):
+            values, constant = self._constant_channels(constant, acc_bound)
+            if values is None:
+                return
+        size = np.where(constant, 0.0, size)
         self._float64_size = size
+        self._constant = (constant, values)
         scale = np.ldexp(1.0, -shift)
-        k = m * scale
-        c = (base + half).astype(np.float64) * scale
-        d = fix.astype(np.float64) * scale
+        k = np.where(constant, 0.0, m * scale)
+        c = np.where(constant, values.astype(np.float64),
+                     (base + half).astype(np.float64) * scale + float(self.offset))
+        d = np.where(constant, 0.0, fix.astype(np.float64) * scale)
         mi = self.mult.reshape(-1)
         t = np.where(mi != 0, -(base // np.where(mi != 0, mi, 1)), 0).astype(np.float64)
-        t[mi == 0] = -np.inf                          # ceil(-base / m); none when m == 0
+        t[(mi == 0) | constant] = -np.inf             # ceil(-base / m); none when m == 0
         # every accumulator is within +-acc_bound, so a threshold beyond it is moved to
         # +-(acc_bound + 1) (same comparisons); below 2^24 it is then exact in float32,
         # which compares with float32 accumulators without a conversion
@@ -462,6 +475,21 @@ class ChannelRequantizer:
                         bool(np.any(d)) and self.fix_matters,
                         None if t32 is None else t32.reshape(col))
         self._fused = {}
+
+    def _constant_channels(self, candidates: np.ndarray, acc_bound):
+        """(output value per channel, constant mask) for the ``candidates`` channels when
+        each gives one output over every accumulator |x| <= acc_bound, else (None, None).
+        The integer routine (without the float64 plan) is evaluated at x = -B and B
+        (B = floor(acc_bound)): it is non-decreasing in x (x * m + base grows with x, and
+        the sign correction only lowers the results below the threshold), so equal ends
+        mean one value throughout (after the clamp, which keeps that order)."""
+        bound = int(math.floor(float(acc_bound)))
+        channels = candidates.size
+        ends = np.tile(np.array([-bound, bound], dtype=np.int64), (channels, 1))
+        out = np.asarray(self(ends), dtype=np.int64)
+        if not np.all(out[candidates, 0] == out[candidates, 1]):
+            return None, None
+        return np.where(candidates, out[:, 0], 0), candidates
 
     def fused(self, out_dtype) -> Optional["FusedRequant"]:
         """The float64 plan rearranged for kernels that fold it into their own arithmetic
@@ -582,19 +610,18 @@ class FusedRequant:
             return None
         if not (-offset <= rq.act_min <= rq.act_max < offset):
             return None
-        shift = rq.shift.reshape(-1)
+        constant, values = rq._constant
+        shift = np.where(constant, 0, rq.shift.reshape(-1))
         if not np.all(rq._float64_size + np.ldexp(float(offset), shift) < float(1 << 51)):
             # U 2^S would leave the exact range: no shift, an explicit floor instead
             unsigned, offset = None, 0
         k, c, d, t, any_fix, _ = rq.float64
-        k, c, d, t = (v.reshape(-1) for v in (k, c, d, t))
-        scale = np.ldexp(1.0, -shift)
-        base = np.broadcast_to(rq.base, rq.mult.shape).reshape(-1)
-        half = np.broadcast_to(rq.half, rq.mult.shape).reshape(-1)
-        # c shifted by U, recomputed from the integers: (base + half + U 2^S) 2^-S, exact
-        numerator = base + half
-        c = numerator.astype(np.float64) * scale + float(offset)
-        if not np.array_equal((c - float(offset)) / scale, numerator.astype(np.float64)):
+        k, plan_c, d, t = (v.reshape(-1) for v in (k, c, d, t))
+        # the plan's c ((base + half + z 2^S) 2^-S with z the output offset the integer form
+        # left unfolded, or a constant channel's value) shifted by U: exact by the size
+        # check, which the subtraction back confirms
+        c = plan_c + float(offset)
+        if not np.array_equal(c - float(offset), plan_c):
             return None    # pragma: no cover  (the size check above rules this out)
         threshold = np.where(np.isfinite(t), t * k + c, -np.inf)
         return cls(k, c, threshold, d, any_fix, float(rq.act_min + offset),
