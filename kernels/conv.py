@@ -364,10 +364,10 @@ class Conv2D(Kernel):
         acc = conv_accumulators(data, x, dtype, mat)
         stage = (requantizer.fused(out.dtype) if type(requantizer) is ChannelRequantizer
                  and data.geometry[13] == 1 else None)
-        if stage is not None:
+        rows = acc.T.reshape(out.shape[0], -1) if stage is not None else None
+        if stage is not None and stage.covers(rows):
             # the float64 plan's fused form on the (pixels, channels) product: no floor
             # pass and no transposing write (acc is the transpose of a C-ordered array)
-            rows = acc.T.reshape(out.shape[0], -1)
             t = work_buffer("conv-out", rows.shape, np.float64)
             pixels = out.shape[1] * out.shape[2]
             stage.scale_into(rows, t, pixels)
@@ -456,7 +456,7 @@ def fused_conv_plan(data, cache, out_dtype):
     if (type(requantizer) is ChannelRequantizer and groups == 1 and mat.ndim == 2
             and mat.shape[1] <= FUSED_MAX_DEPTH):
         fused = requantizer.fused(out_dtype)
-        if fused is not None:
+        if fused is not None and fused.runtime_bound is None:
             plan = (fused, fused.weights(mat))
     if cache is data.cache:
         data.fused = (cache, plan)

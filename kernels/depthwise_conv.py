@@ -316,7 +316,7 @@ class DepthwiseConv2D(Kernel):
                 layout = data.rows_layout
                 if layout is None or layout.buffer.dtype != dtype:
                     layout = data.rows_layout = DepthwiseRows(data, dtype)
-                plan = (layout, fused, layout.tap_weights(wt))
+                plan = (layout, fused, layout.tap_weights(wt), requantizer)
         if cache is data.cache:
             data.rows = (cache, plan)
         return plan
@@ -334,7 +334,7 @@ class DepthwiseConv2D(Kernel):
         (_, _, _, _, multiplier, filter_h, filter_w, *_rest) = data.geometry
         if ROWS_ENABLED and type(requantizer) is ChannelRequantizer:
             fused = requantizer.fused(out_dtype)
-            if fused is not None:
+            if fused is not None and fused.runtime_bound is None:
                 plan = (fused, fused.weights(wt.reshape(filter_h * filter_w, multiplier).T))
         if cache is data.cache:
             data.fused = (cache, plan)
@@ -347,7 +347,7 @@ class DepthwiseConv2D(Kernel):
         split by phase (column mod stride) so that a strided tap is contiguous too; the
         taps' weights are rows of out_w copies of the channel weights. One multiply and
         one add per tap on long inner loops, then the fused output stage."""
-        layout, fused, tap_weights = plan
+        layout, fused, tap_weights, requantizer = plan
         layout.fill(x, data.offset)
         acc, term = layout.acc, layout.term
         first = True
@@ -359,11 +359,16 @@ class DepthwiseConv2D(Kernel):
             else:
                 np.einsum("byxs,yxs->bs", view, weights, out=term)
                 np.add(acc, term, out=acc)
+        batches, out_h, out_w, channels = out.shape
+        if not fused.covers(acc):
+            # beyond the run-time bound of the plan: the integer output stage
+            valid = acc.reshape(batches, out_h, -1)[:, :, :out_w * channels]
+            write_channels_first(requantizer(valid.reshape(-1, channels).T), out)
+            return
         # the output stage over every computed column (one contiguous stretch per
         # sample), then the clamp and narrowing of the output columns only
         t = work_buffer("depthwise-out", acc.shape, np.float64)
         fused.scale_into(acc, t, layout.pixels)
-        batches, out_h, out_w, channels = out.shape
         valid = t.reshape(batches, out_h, -1)[:, :, :out_w * channels]
         fused.finish(valid, out.reshape(valid.shape), out_w)
 

@@ -372,3 +372,96 @@ def test_plan_with_constant_channels_and_unfolded_offset(seed, boundary_bias):
         out2 = np.empty(rows.shape, np.int8)
         fused.finish(t2, out2, reps)
         assert np.array_equal(out2.reshape(N, C).astype(np.int64), want), f"offset {offset}: scale path differs"
+
+
+# ------------------------------------------------------------------ run-time bounds
+def test_runtime_bound_plan_at_boundaries():
+    """A requantizer whose static accumulator bound is too large for the float64 plan gets
+    the plan for the largest bound B it allows, used only on calls whose accumulators lie
+    within +-B: boundary accumulators inside (the plan) and the same with values beyond B
+    added (the integer form), against the reference, for the requantizer and its fused
+    stage."""
+    static = float(1 << 22)
+    for shift in (-4, -8, -12):
+        table = _boundary_table(-(1 << 19), 1 << 19, shifts=(shift,))
+        acc, m, s = _channel_matrix(table)
+        for offset, lo, hi in ((-37, -128, 127), (0, -128, 127)):
+            rq = ChannelRequantizer(m, s, None, offset, lo, hi, False, static)
+            assert rq.runtime_bound is not None and rq.float64 is not None
+            bound = int(rq.runtime_bound)
+            assert (1 << 19) <= bound < static
+            over = np.concatenate([acc, np.full((acc.shape[0], 2), bound + 1, np.int64),
+                                   np.full((acc.shape[0], 1), -bound - 1, np.int64),
+                                   np.full((acc.shape[0], 2), bound, np.int64)], axis=1)
+            for data in (acc, over):
+                want = np.array([[min(max(ref_mbqm(int(v), int(m[c]), int(s[c])) + offset, lo), hi)
+                                  for v in data[c]] for c in range(data.shape[0])])
+                inside = bool(np.abs(data).max() <= bound)
+                assert rq.covers(data.astype(np.float32)) == inside
+                got = np.asarray(rq(data.astype(np.float64))).astype(np.int64)
+                assert np.array_equal(got, want), f"shift {shift}, offset {offset}, inside {inside}"
+                fused = rq.fused(np.int8)
+                assert fused.runtime_bound == rq.runtime_bound
+                if inside:
+                    t = np.empty(data.T.shape)
+                    fused.scale_into(data.T.astype(np.float64), t)
+                    out = np.empty(data.T.shape, np.int8)
+                    fused.finish(t, out)
+                    assert np.array_equal(out.T.astype(np.int64), want)
+
+
+def _wide_sum_model(op: str, seed: int):
+    """A one-pixel CONV_2D (1x1, 40 input channels) or DEPTHWISE_CONV_2D (7x7 VALID, 4
+    channels) with all weights 127: the static accumulator bound (40 or 49 x 127 x 255)
+    exceeds the run-time bound (about 2^51 / m, m near 2^31) of its float64 plan."""
+    rng = np.random.default_rng(seed)
+    C = 4
+    s_in, s_out, chans = _kernel_channels("INT8", True, [-9, -10, -11, -9], rng)
+    zp_in, zp_out = -128, int(rng.integers(-20, 20))
+    bias = rng.integers(-3000, 3000, C).astype(np.int64)
+    w_scales = [ws for ws, _, _, _ in chans]
+    bq = ([s_in * ws for ws in w_scales], [0] * C)
+    if op == "CONV_2D":
+        in_shape, w = (1, 1, 1, 40), np.full((C, 1, 1, 40), 127, np.int8)
+        wq, options = (w_scales, [0] * C, 0), dict(padding=1, stride_w=1, stride_h=1)
+    else:
+        in_shape, w = (1, 7, 7, C), np.full((1, 7, 7, C), 127, np.int8)
+        wq, options = (w_scales, [0] * C, 3), dict(padding=1, stride_w=1, stride_h=1, depth_multiplier=1)
+    model = single_op_model(
+        op, [TensorDef(in_shape, "INT8", quant=(s_in, zp_in)), TensorDef(w.shape, "INT8", data=w, quant=wq),
+             TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
+        [TensorDef((1, 1, 1, C), "INT8", quant=(s_out, zp_out))], **options)
+    return model, in_shape, bias, chans, zp_in, zp_out
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+def test_runtime_bound_in_the_kernels(op):
+    """Inputs whose sums stay within the run-time bound (the fused stage) and inputs at the
+    top of the range (sums beyond it: the integer form), end to end, against the
+    reference on sums computed here."""
+    for seed in range(2):
+        model, in_shape, bias, chans, zp_in, zp_out = _wide_sum_model(op, seed)
+        rng = np.random.default_rng(seed + 10)
+        took_plan = False
+        for kind in ("small", "top", "mixed"):
+            if kind == "small":
+                x = rng.integers(-128, -100, in_shape)
+            elif kind == "top":
+                x = np.full(in_shape, 127)
+            else:
+                x = rng.integers(-128, 128, in_shape)
+            x = x.astype(np.int8)
+            outs, _, it = run_ours(model, [x])
+            shifted = x.astype(np.int64) - zp_in
+            sums = (shifted.reshape(-1).sum() * 127 + bias if op == "CONV_2D"
+                    else shifted.reshape(-1, len(bias)).sum(axis=0) * 127 + bias)
+            want = [min(max(ref_mbqm(int(sums[c]), m, s) + zp_out, -128), 127)
+                    for c, (_, _, m, s) in enumerate(chans)]
+            assert outs[0].reshape(-1).astype(np.int64).tolist() == want, (op, kind)
+            rq = it.subgraphs[0].nodes[0].user_data.cache[2]
+            assert rq.runtime_bound is not None
+            within = bool(np.abs(sums - bias).max() <= rq.runtime_bound)
+            took_plan |= within
+            if kind == "top":
+                assert not within     # the integer form's branch is the one exercised
+        assert took_plan

@@ -363,6 +363,7 @@ class ChannelRequantizer:
                  act_min: int = INT32_MIN, act_max: int = INT32_MAX, int64_accum: bool = False,
                  acc_bound=None):
         self.float64 = None
+        self.runtime_bound = None
         m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
         shift = np.asarray(shift, dtype=np.int64).reshape(-1)
         if np.any(m < 0):
@@ -419,6 +420,39 @@ class ChannelRequantizer:
             self.half = half
             self.offset = offset
         self._plan_float64(acc_bound)
+        if self.float64 is None and acc_bound is not None:
+            self._plan_runtime_bound(acc_bound)
+
+    def _plan_runtime_bound(self, acc_bound) -> None:
+        """When the float64 plan fails only because the worst-case accumulator bound is
+        large (sum |filter| x the largest input, rarely approached), the plan for the
+        largest bound B it allows, used on a call only when that call's accumulators all
+        lie within +-B (checked, else the integer form): exact on every input."""
+        if self.left is not None or not (self.fold_bias or (self.bias is None and not self.may_wrap)):
+            return
+        m = self.mult.reshape(-1).astype(np.float64)
+        if not np.any(m > 0):
+            return
+        base = np.abs(np.broadcast_to(self.base, self.mult.shape).reshape(-1).astype(np.float64))
+        half = np.abs(np.broadcast_to(self.half, self.mult.shape).reshape(-1).astype(np.float64))
+        fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1).astype(np.float64)
+        room = float(1 << 51) - base - half - fix - np.ldexp(float(abs(self.offset)), self.shift.reshape(-1))
+        # (bound + 1) m < room for every channel, with a margin of one for rounding
+        bound = float(np.floor(np.min(room[m > 0] / m[m > 0]))) - 3.0
+        if not 1024.0 <= bound < float(acc_bound):
+            return
+        self._plan_float64(bound)
+        if self.float64 is not None:
+            self.runtime_bound = bound
+
+    def covers(self, acc: np.ndarray) -> bool:
+        """Whether the float64 plan (and its fused form) is exact for these accumulators:
+        always for a plan made for the static bound; for a run-time bound, when every
+        accumulator lies within it."""
+        bound = self.runtime_bound
+        if bound is None:
+            return True
+        return bool(acc.size == 0 or (-bound <= float(acc.min()) and float(acc.max()) <= bound))
 
     def _plan_float64(self, acc_bound) -> None:
         """A float64 form of the folded 32-bit routine, used when it is exact: every
@@ -510,7 +544,7 @@ class ChannelRequantizer:
         the next call."""
         acc = np.asarray(acc)
         channels = acc.shape[0]
-        if self.float64 is not None and not self.int64_accum:
+        if self.float64 is not None and not self.int64_accum and self.covers(acc):
             k, c, d, threshold, any_fix, threshold32 = self.float64
             x = acc.reshape(channels, -1)
             if threshold32 is not None and x.dtype == np.float32:
@@ -589,7 +623,17 @@ class FusedRequant:
 
     When U 2^S does not fit (large shifts, int16 outputs), U is 0 and ``finish`` clips,
     floors and casts the (then integral, in-range) values to the signed type.
+
+    A plan made for a run-time bound (``runtime_bound``, see
+    :meth:`ChannelRequantizer.covers`) is exact only on accumulators within it: callers
+    check ``covers(acc)`` first (and cannot fold it into a product whose sums they never
+    see).
     """
+
+    runtime_bound = None
+
+    def covers(self, acc: np.ndarray) -> bool:
+        return True
 
     def __init__(self, k, c, threshold, fix, any_fix: bool, lo: float, hi: float,
                  unsigned, type_offset: int):
@@ -624,8 +668,11 @@ class FusedRequant:
         if not np.array_equal(c - float(offset), plan_c):
             return None    # pragma: no cover  (the size check above rules this out)
         threshold = np.where(np.isfinite(t), t * k + c, -np.inf)
-        return cls(k, c, threshold, d, any_fix, float(rq.act_min + offset),
-                   float(rq.act_max + offset), unsigned, offset)
+        fused = cls(k, c, threshold, d, any_fix, float(rq.act_min + offset),
+                    float(rq.act_max + offset), unsigned, offset)
+        fused.covers = rq.covers
+        fused.runtime_bound = rq.runtime_bound
+        return fused
 
     def weights(self, w: np.ndarray) -> np.ndarray:
         """(K + 1, O) float64 matrix for ``[cols, 1] @ matrix == x * k + c`` where
