@@ -182,6 +182,7 @@ class OpData:
     acc_buffers = None      # depthwise: preallocated accumulator and product buffers
     rows = None             # depthwise: (cache, row layout plan or None) for the constant cache
     rows_layout = None      # depthwise: the DepthwiseRows buffers (geometry only)
+    runtime_cache = None    # (copies of run-time filter / bias values, the cache built from them)
 
 
 @register
@@ -355,7 +356,7 @@ class Conv2D(Kernel):
         if cache is None:  # filter or bias computed at run time
             w = filter_values(data.filter_type, node.input_arrays[FILTER], data.filter_shape)
             b = node.input_arrays[BIAS] if data.has_bias else None
-            cache = self._filter_cache(data, w, b)
+            cache = runtime_cache(data, lambda: self._filter_cache(data, w, b), w, b)
         fused = fused_conv_plan(data, cache, out.dtype)
         if fused is not None:
             fused_conv_into(data, x, fused, out)
@@ -458,9 +459,23 @@ def fused_conv_plan(data, cache, out_dtype):
         fused = requantizer.fused(out_dtype)
         if fused is not None and fused.runtime_bound is None:
             plan = (fused, fused.weights(mat))
-    if cache is data.cache:
-        data.fused = (cache, plan)
+    data.fused = (cache, plan)
     return plan
+
+
+def runtime_cache(data, build, *arrays):
+    """The cache built by ``build()`` from run-time filter / bias ``arrays``, reused while
+    they repeat value for value (decoded weights are the same on every invoke): compared
+    with copies of the values it was built from."""
+    held = data.runtime_cache
+    if held is not None and len(held[0]) == len(arrays) and all(
+            (a is None and b is None) or (a is not None and b is not None and a.shape == b.shape
+                                          and a.dtype == b.dtype and np.array_equal(a, b))
+            for a, b in zip(held[0], arrays)):
+        return held[1]
+    cache = build()
+    data.runtime_cache = (tuple(None if a is None else np.array(a, copy=True) for a in arrays), cache)
+    return cache
 
 
 def fused_conv_into(data, x: np.ndarray, plan, out: np.ndarray) -> None:

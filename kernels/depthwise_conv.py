@@ -22,7 +22,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
+from .conv import (OpData, check_bias, runtime_cache, check_geometry_params, filter_values, float_finish,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
 from .internal.matmul import exact_float_dtype
 from .internal.quantization import ChannelRequantizer, work_buffer
@@ -232,7 +232,7 @@ class DepthwiseConv2D(Kernel):
             return
         cache = data.cache
         if cache is None:
-            cache = self._integer_cache(data, w, bias)
+            cache = runtime_cache(data, lambda: self._integer_cache(data, w, bias), w, bias)
         rows_plan = self._rows_plan(data, cache, out.dtype)
         if rows_plan is not None:
             self._invoke_rows(data, x, rows_plan, out)
@@ -317,8 +317,7 @@ class DepthwiseConv2D(Kernel):
                 if layout is None or layout.buffer.dtype != dtype:
                     layout = data.rows_layout = DepthwiseRows(data, dtype)
                 plan = (layout, fused, layout.tap_weights(wt), requantizer)
-        if cache is data.cache:
-            data.rows = (cache, plan)
+        data.rows = (cache, plan)
         return plan
 
     @staticmethod
@@ -336,8 +335,7 @@ class DepthwiseConv2D(Kernel):
             fused = requantizer.fused(out_dtype)
             if fused is not None and fused.runtime_bound is None:
                 plan = (fused, fused.weights(wt.reshape(filter_h * filter_w, multiplier).T))
-        if cache is data.cache:
-            data.fused = (cache, plan)
+        data.fused = (cache, plan)
         return plan
 
     @staticmethod
