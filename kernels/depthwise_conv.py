@@ -22,7 +22,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .conv import (OpData, check_bias, runtime_cache, check_geometry_params, filter_values, float_finish,
+from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, runtime_cache, check_geometry_params, filter_values, float_finish,
                    make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
 from .internal.matmul import exact_float_dtype
 from .internal.quantization import ChannelRequantizer, work_buffer
@@ -273,6 +273,15 @@ class DepthwiseConv2D(Kernel):
                 return
             cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
             acc = cols @ wt.reshape(filter_h * filter_w, multiplier)
+            stage = (requantizer.fused(out.dtype) if type(requantizer) is ChannelRequantizer
+                     and ROWS_ENABLED else None)
+            if stage is not None and stage.covers(acc):
+                # the fused form's output stage on the (pixels, channels) product
+                rows = acc.reshape(batches, -1)
+                t = work_buffer("conv-out", rows.shape, np.float64)
+                stage.scale_into(rows, t, out_h * out_w)
+                stage.finish(t, out.reshape(rows.shape), out_h * out_w)
+                return
             write_channels_first(requantizer(acc.T), out)
             return
         shape = (in_depth, multiplier, batches, length)
@@ -333,7 +342,8 @@ class DepthwiseConv2D(Kernel):
         (_, _, _, _, multiplier, filter_h, filter_w, *_rest) = data.geometry
         if ROWS_ENABLED and type(requantizer) is ChannelRequantizer:
             fused = requantizer.fused(out_dtype)
-            if fused is not None and fused.runtime_bound is None:
+            if (fused is not None and fused.runtime_bound is None
+                    and filter_h * filter_w <= FUSED_MAX_DEPTH):
                 plan = (fused, fused.weights(wt.reshape(filter_h * filter_w, multiplier).T))
         data.fused = (cache, plan)
         return plan

@@ -294,17 +294,21 @@ def _single_channel_depthwise_model(per_channel: bool, seed: int, geometry):
     return model, x, expected
 
 
-@pytest.mark.parametrize("geometry", [(3, 3, 2, 2), (3, 3, 1, 1), (1, 1, 1, 1)])
+@pytest.mark.parametrize("geometry", [(3, 3, 2, 2), (3, 3, 1, 1), (1, 1, 1, 1), (5, 5, 1, 1), (5, 4, 2, 2)])
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_single_channel_depthwise_fused_at_boundaries(geometry, per_channel):
     """DEPTHWISE_CONV_2D from one input channel (depth multiplier C): its folded float64
-    product on accumulators around rounding boundaries; the fused path is the one taken."""
+    product (up to FUSED_MAX_DEPTH taps), else the float product then FusedRequant's
+    output stage, on accumulators around rounding boundaries; the test checks which."""
+    from kernels.conv import FUSED_MAX_DEPTH
     for seed in range(3):
         model, x, expected = _single_channel_depthwise_model(per_channel, seed, geometry)
         outs, _, it = run_ours(model, [x])
         assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
         data = it.subgraphs[0].nodes[0].user_data
-        assert data.fused is not None and data.fused[1] is not None
+        folded = geometry[0] * geometry[1] <= FUSED_MAX_DEPTH
+        assert data.fused is not None and (data.fused[1] is not None) == folded
+        assert data.cache[2].fused(np.int8) is not None
 
 
 # --------------------------------------- channels of near-zero scale, unfolded offsets
