@@ -479,18 +479,18 @@ def runtime_cache(data, build, *arrays):
 
 
 def fused_conv_into(data, x: np.ndarray, plan, out: np.ndarray) -> None:
-    """The integer convolution with its output stage folded in: ``[cols, 1] @ matrix`` in
-    float64 (exactly x * k + c per output, see :class:`FusedRequant`), then the clamp and
-    narrowing straight into the NHWC output."""
+    """The integer convolution with its output stage folded in: ``cols @ (w.T * k)`` in
+    float64 (exactly x * k, see :class:`FusedRequant`), plus c along rows of one
+    sample's pixels (exact too), then the clamp and narrowing straight into the NHWC
+    output."""
     fused, matrix = plan
     (batches, in_h, in_w, in_depth, filter_h, filter_w, out_depth, out_h, out_w,
      sh, sw, dh, dw, groups, filter_depth) = data.geometry
     n = batches * out_h * out_w
     k = matrix.shape[0] - 1
-    cols = work_buffer("conv-cols", (n, k + 1), np.float64)
-    cols[:, k] = 1.0
+    cols = work_buffer("conv-cols", (n, k), np.float64)
     if data.direct:
-        np.subtract(x.reshape(n, in_depth), data.offset, out=cols[:, :k], dtype=np.float64)
+        np.subtract(x.reshape(n, in_depth), data.offset, out=cols, dtype=np.float64)
     else:
         buf = data.xbuf64
         if buf is None:
@@ -499,9 +499,10 @@ def fused_conv_into(data, x: np.ndarray, plan, out: np.ndarray) -> None:
         np.subtract(x, data.offset, out=buf[:, pad.height:pad.height + in_h,
                                             pad.width:pad.width + in_w, :], dtype=np.float64)
         windows = window_view(buf, out_h, out_w, filter_h, filter_w, sh, sw, dh, dw)
-        target = cols.reshape(batches, out_h, out_w, k + 1)[..., :k].view()
-        target.shape = (batches, out_h, out_w, filter_h, filter_w, in_depth)  # a view, never a copy
-        np.copyto(target, windows)
+        np.copyto(cols.reshape(windows.shape), windows)
     t = work_buffer("conv-out", (n, out_depth), np.float64)
-    np.matmul(cols, matrix, out=t)
-    fused.finish(t, out.reshape(n, out_depth))
+    np.matmul(cols, matrix[:k], out=t)
+    pixels = out_h * out_w
+    rows = t.reshape(batches, pixels * out_depth)
+    np.add(rows, fused.row("c", pixels), out=rows)
+    fused.finish(rows, out.reshape(rows.shape), pixels)

@@ -261,15 +261,14 @@ class DepthwiseConv2D(Kernel):
             if fused is not None:
                 # the output stage folded into a float64 product (FusedRequant)
                 requant, matrix = fused
-                n, taps = batches * out_h * out_w, filter_h * filter_w
-                cols = work_buffer("conv-cols", (n, taps + 1), np.float64)
-                cols[:, taps] = 1.0
-                target = cols[:, :taps].view()
-                target.shape = (batches, out_h, out_w, filter_h, filter_w)   # a view, never a copy
-                np.copyto(target, win)
+                n, taps, pixels = batches * out_h * out_w, filter_h * filter_w, out_h * out_w
+                cols = work_buffer("conv-cols", (n, taps), np.float64)
+                np.copyto(cols.reshape(win.shape), win)
                 t = work_buffer("conv-out", (n, multiplier), np.float64)
-                np.matmul(cols, matrix, out=t)
-                requant.finish(t, out.reshape(n, multiplier))
+                np.matmul(cols, matrix[:taps], out=t)
+                rows = t.reshape(batches, pixels * multiplier)
+                np.add(rows, requant.row("c", pixels), out=rows)
+                requant.finish(rows, out.reshape(rows.shape), pixels)
                 return
             cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
             acc = cols @ wt.reshape(filter_h * filter_w, multiplier)

@@ -609,10 +609,10 @@ class FusedRequant:
 
     * ``t`` is (integer) / 2^S with |integer| < 2^51, so every float64 step that builds it
       is exact, whether it is one multiply and one add (:meth:`scale_into`) or a BLAS
-      product of integer operands with the weights pre-multiplied by k and c in a column
-      of ones (:meth:`weights`): each product w * m is an integer < 2^38, each term and
-      partial sum (any order, with or without FMA) an integer multiple of 2^-S below
-      2^51 * 2^-S in magnitude;
+      product of integer operands with the weights pre-multiplied by k (:meth:`weights`;
+      c in a column of ones, or added after): each product w * m is an integer < 2^38,
+      each term and partial sum (any order, with or without FMA) an integer multiple of
+      2^-S below 2^51 * 2^-S in magnitude (partial sums of sum |w x| m <= acc_bound m);
     * ``x < T`` (T the plan's integer threshold) is ``t < T * k + c``: x -> x * k + c is
       increasing (k > 0; channels with m = 0 have no threshold) and T * k + c is exact;
     * the plan's result is floor(t) clamped to [act_min, act_max] (without U); with U
