@@ -690,7 +690,10 @@ class FusedRequant:
     def scale_into(self, acc: np.ndarray, t: np.ndarray, reps: int = 1) -> None:
         """t = acc * k + c (float64), ``acc``: exact integer sums (any float dtype), last
         axis = ``reps`` pixels x the channels."""
-        np.multiply(acc, self.row("k", reps), out=t)
+        # the widening first (a plain cast), then float64 passes in place: faster than a
+        # mixed-type multiply, the same values (acc is exact in either type)
+        np.copyto(t, acc)
+        np.multiply(t, self.row("k", reps), out=t)
         np.add(t, self.row("c", reps), out=t)
 
     def finish(self, t: np.ndarray, out: np.ndarray, reps: int = 1) -> None:
