@@ -509,3 +509,21 @@ def test_runtime_filter_cache_follows_the_values(op):
                 else shifted * w.astype(np.int64).reshape(1, C)) + bias
         want = np.array([[min(max(ref_mbqm(int(v), m, s) + zp_out, -128), 127) for v in row] for row in sums])
         assert np.array_equal(got, want)
+
+
+def test_runtime_bound_with_constant_channels():
+    """A run-time bound plan next to channels of total shift 62 (no room at all in the
+    float64 range: they must be constant over the bound): within the bound, the plan;
+    beyond it, the integer form; both against the reference."""
+    table, acc, m, s, bias, bound = _dead_channel_case(0, False)
+    pre = acc - bias[:, None]
+    rq = ChannelRequantizer(m, s, bias, -128, -128, 127, False, float(1 << 22))
+    assert rq.runtime_bound is not None and rq.float64 is not None
+    assert rq._constant[0][-6:].all()
+    big = np.concatenate([pre, np.full((pre.shape[0], 1), int(rq.runtime_bound) + 5, np.int64)], axis=1)
+    for data in (pre, big):
+        got = np.asarray(rq(data.astype(np.float64))).astype(np.int64)
+        full = data + bias[:, None]
+        want = np.array([[min(max(ref_mbqm(int(v), int(m[c]), int(s[c])) - 128, -128), 127) for v in full[c]]
+                         for c in range(full.shape[0])])
+        assert np.array_equal(got, want)

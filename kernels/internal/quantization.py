@@ -437,8 +437,12 @@ class ChannelRequantizer:
         half = np.abs(np.broadcast_to(self.half, self.mult.shape).reshape(-1).astype(np.float64))
         fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1).astype(np.float64)
         room = float(1 << 51) - base - half - fix - np.ldexp(float(abs(self.offset)), self.shift.reshape(-1))
-        # (bound + 1) m < room for every channel, with a margin of one for rounding
-        bound = float(np.floor(np.min(room[m > 0] / m[m > 0]))) - 3.0
+        # (bound + 1) m < room for every channel, with a margin of one for rounding; a
+        # channel without room (a huge shift) must turn out constant over that bound
+        usable = (m > 0) & (room > 0)
+        if not np.any(usable):
+            return
+        bound = float(np.floor(np.min(room[usable] / m[usable]))) - 3.0
         if not 1024.0 <= bound < float(acc_bound):
             return
         self._plan_float64(bound)
