@@ -22,8 +22,9 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, runtime_cache, check_geometry_params, filter_values, float_finish,
-                   make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
+from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, check_geometry_params, filter_values,
+                   float_finish, make_requantizer, populate_conv_quantization, require_4d,
+                   runtime_cache, write_channels_first)
 from .internal.matmul import exact_float_dtype
 from .internal.quantization import ChannelRequantizer, work_buffer
 from .internal.padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
@@ -317,7 +318,7 @@ class DepthwiseConv2D(Kernel):
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
         if (ROWS_ENABLED and type(requantizer) is ChannelRequantizer
-                and (ROWS_SINGLE_CHANNEL or not (in_depth == 1 and multiplier > 1))):
+                and not (in_depth == 1 and multiplier > 1)):
             fused = requantizer.fused(out_dtype)
             if fused is not None:
                 # the buffers depend on the geometry only: kept across run-time filters
@@ -349,11 +350,11 @@ class DepthwiseConv2D(Kernel):
 
     @staticmethod
     def _invoke_rows(data, x, plan, out) -> None:
-        """The integer sums with each output row (out_w pixels x the channels) contiguous:
-        every tap is one (B, out_h, out_w x C) view of the padded input, whose columns are
-        split by phase (column mod stride) so that a strided tap is contiguous too; the
-        taps' weights are rows of out_w copies of the channel weights. One multiply and
-        one add per tap on long inner loops, then the fused output stage."""
+        """The integer sums in the row layout (:class:`DepthwiseRows`): per stride phase one
+        einsum over its taps' stretches times their repeated weights (an add between
+        phases), then the fused output stage over the stretch and the clamp and narrowing
+        of the output columns; beyond a run-time bound of the plan, the integer output
+        stage on the output columns."""
         layout, fused, tap_weights, requantizer = plan
         layout.fill(x, data.offset)
         acc, term = layout.acc, layout.term
@@ -440,9 +441,9 @@ class DepthwiseConv2D(Kernel):
         float_finish(total.reshape(out.shape), bias, data.activation, out)
 
 
-#: the row layout (DepthwiseConv2D._invoke_rows) is used when it applies
+#: the fused output stage paths (the row layout, the one-channel folded product) are used
+#: when they apply; False leaves the earlier paths (for comparisons)
 ROWS_ENABLED = True
-ROWS_SINGLE_CHANNEL = False
 
 
 class DepthwiseRows:
