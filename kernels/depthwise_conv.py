@@ -306,10 +306,10 @@ class DepthwiseConv2D(Kernel):
 
     @staticmethod
     def _rows_plan(data, cache, out_dtype):
-        """The row layout's set-up (see :meth:`_invoke_rows`), kept on ``data`` for the
-        constant cache: None unless the output stage is a plain ChannelRequantizer with a
-        fused float64 form (:class:`~kernels.internal.quantization.FusedRequant`), and not
-        for the one-input-channel case (im2col is faster there)."""
+        """The row layout's set-up (see :meth:`_invoke_rows`), kept on ``data`` with its
+        cache: None unless the output stage is a plain 32-bit ChannelRequantizer (its fused
+        float64 form, :class:`~kernels.internal.quantization.FusedRequant`, when it has
+        one), and not for the one-input-channel case (im2col is faster there)."""
         held = data.rows
         if held is not None and held[0] is cache:
             return held[1]
@@ -318,14 +318,14 @@ class DepthwiseConv2D(Kernel):
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
         if (ROWS_ENABLED and type(requantizer) is ChannelRequantizer
-                and not (in_depth == 1 and multiplier > 1)):
+                and not requantizer.int64_accum and not (in_depth == 1 and multiplier > 1)):
+            # without a fused form (None) the sums go through the integer output stage
             fused = requantizer.fused(out_dtype)
-            if fused is not None:
-                # the buffers depend on the geometry only: kept across run-time filters
-                layout = data.rows_layout
-                if layout is None or layout.buffer.dtype != dtype:
-                    layout = data.rows_layout = DepthwiseRows(data, dtype)
-                plan = (layout, fused, layout.tap_weights(wt), requantizer)
+            # the buffers depend on the geometry only: kept across run-time filters
+            layout = data.rows_layout
+            if layout is None or layout.buffer.dtype != dtype:
+                layout = data.rows_layout = DepthwiseRows(data, dtype)
+            plan = (layout, fused, layout.tap_weights(wt), requantizer)
         data.rows = (cache, plan)
         return plan
 
@@ -368,8 +368,8 @@ class DepthwiseConv2D(Kernel):
                 np.einsum("byxs,yxs->bs", view, weights, out=term)
                 np.add(acc, term, out=acc)
         batches, out_h, out_w, channels = out.shape
-        if not fused.covers(acc):
-            # beyond the run-time bound of the plan: the integer output stage
+        if fused is None or not fused.covers(acc):
+            # no fused form, or sums beyond its run-time bound: the integer output stage
             valid = acc.reshape(batches, out_h, -1)[:, :, :out_w * channels]
             write_channels_first(requantizer(valid.reshape(-1, channels).T), out)
             return

@@ -119,7 +119,7 @@ def test_fused_form_refused_outside_its_range():
 
 
 # ------------------------------------------------------------- the kernels end to end
-def _depthwise_model(per_channel: bool, seed: int, geometry):
+def _depthwise_model(per_channel: bool, seed: int, geometry, shifts=None):
     """A DEPTHWISE_CONV_2D (multiplier 1, several input channels: the row layout) whose
     channel c computes bias_c + (x - zp) at the centre tap only (other taps weigh 0), so
     every channel's accumulators sweep 256 consecutive values around a rounding boundary
@@ -127,8 +127,9 @@ def _depthwise_model(per_channel: bool, seed: int, geometry):
     rng = np.random.default_rng(seed)
     fh, fw, sh, sw = geometry
     C = 6
-    # right shifts up to 12: the float64 plan (hence the row layout) applies
-    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
+    # right shifts up to 12: the float64 plan (hence the fused output stage) applies
+    if shifts is None:
+        shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
     s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
     zp_in = int(rng.integers(-128, 128))
     zp_out = int(rng.integers(-20, 20))
@@ -527,3 +528,18 @@ def test_runtime_bound_with_constant_channels():
         want = np.array([[min(max(ref_mbqm(int(v), int(m[c]), int(s[c])) - 128, -128), 127) for v in full[c]]
                          for c in range(full.shape[0])])
         assert np.array_equal(got, want)
+
+
+
+@pytest.mark.parametrize("geometry", [(3, 3, 1, 1), (3, 3, 2, 2)])
+def test_depthwise_rows_integer_stage_at_boundaries(geometry):
+    """The row layout's sums through the integer output stage (left shifts and total shifts
+    past the float64 range: no fused form), around rounding boundaries, against the
+    reference; the row layout is the path taken."""
+    import kernels.depthwise_conv as dwmod
+    for seed in range(3):
+        model, x, expected = _depthwise_model(True, seed, geometry, shifts=[2, 1, -22, -24, 0, -5])
+        outs, _, it = run_ours(model, [x])
+        assert np.array_equal(outs[0].reshape(-1, expected.shape[1]).astype(np.int64), expected)
+        data = it.subgraphs[0].nodes[0].user_data
+        assert isinstance(data.rows[1][0], dwmod.DepthwiseRows) and data.rows[1][1] is None
