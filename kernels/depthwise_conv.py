@@ -515,6 +515,7 @@ class DepthwiseRows:
         self.term = np.empty_like(self.acc)
         self.pixels = out_h * width          # computed pixels per sample
         self.strides = (sh, sw)
+        self.shifted = None                  # strided layers: the converted input
 
     def tap_weights(self, wt: np.ndarray):
         """Each tap's weights (the cache's taps, in the buffer's dtype) repeated along the
@@ -524,8 +525,17 @@ class DepthwiseRows:
                 for _, fys, fxs in self.groups]
 
     def fill(self, x: np.ndarray, offset: int) -> None:
-        """The input minus ``offset`` (exact in the buffer's float dtype) into the interior."""
+        """The input minus ``offset`` (exact in the buffer's float dtype) into the interior;
+        with strides, converted contiguously first, then split by phase (strided copies
+        without a cast are faster than strided converting ones)."""
         sh, sw = self.strides
+        if sh == 1 and sw == 1:
+            for _, _, target in self.phases:
+                np.subtract(x[..., None], offset, out=target, dtype=target.dtype)
+            return
+        shifted = self.shifted
+        if shifted is None or shifted.shape[:4] != x.shape:
+            shifted = self.shifted = np.empty(x.shape + (1,), self.buffer.dtype)
+        np.subtract(x[..., None], offset, out=shifted, dtype=shifted.dtype)
         for i0, j0, target in self.phases:
-            source = x[:, i0::sh, j0::sw, :, None] if sh > 1 or sw > 1 else x[..., None]
-            np.subtract(source, offset, out=target, dtype=target.dtype)
+            np.copyto(target, shifted[:, i0::sh, j0::sw])
