@@ -373,12 +373,13 @@ class DepthwiseConv2D(Kernel):
             valid = acc.reshape(batches, out_h, -1)[:, :, :out_w * channels]
             write_channels_first(requantizer(valid.reshape(-1, channels).T), out)
             return
-        # the output stage over every computed column (one contiguous stretch per
-        # sample), then the clamp and narrowing of the output columns only
+        # the output stage and clamp over every computed column (one contiguous stretch
+        # per sample), then the narrowing of the output columns only
         t = work_buffer("depthwise-out", acc.shape, np.float64)
         fused.scale_into(acc, t, layout.pixels)
+        fused.clamp(t, layout.pixels)
         valid = t.reshape(batches, out_h, -1)[:, :, :out_w * channels]
-        fused.finish(valid, out.reshape(valid.shape), out_w)
+        fused.narrow(valid, out.reshape(valid.shape))
 
     @staticmethod
     def _invoke_channels_last(data, x, dtype, wt, requantizer, out):

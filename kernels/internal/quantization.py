@@ -704,10 +704,19 @@ class FusedRequant:
         """The sign correction, clamp and narrowing of ``t`` (modified in place) into the
         int8 / int16 array ``out`` of the same shape (last axis = ``reps`` pixels x the
         channels)."""
+        self.clamp(t, reps)
+        self.narrow(t, out)
+
+    def clamp(self, t: np.ndarray, reps: int = 1) -> None:
+        """The sign correction and the clamp, in place (last axis = ``reps`` pixels x the
+        channels; contiguous arrays are much faster)."""
         if self.any_fix:
             mask = np.less(t, self.row("threshold", reps))
             t -= np.multiply(mask, self.row("fix", reps))
         clip_into(t, self.lo, self.hi, out=t)
+
+    def narrow(self, t: np.ndarray, out: np.ndarray) -> None:
+        """Clamped ``t`` (see :meth:`clamp`) into the int8 / int16 ``out`` of its shape."""
         if self.unsigned is None:
             np.floor(t, out=t)
             np.copyto(out, t, casting="unsafe")
