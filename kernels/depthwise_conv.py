@@ -22,9 +22,11 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .conv import (OpData, check_bias, check_geometry_params, filter_values, float_finish,
-                   make_requantizer, populate_conv_quantization, require_4d, write_channels_first)
+from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, check_geometry_params, filter_values,
+                   float_finish, make_requantizer, populate_conv_quantization, require_4d,
+                   runtime_cache, write_channels_first)
 from .internal.matmul import exact_float_dtype
+from .internal.quantization import ChannelRequantizer, work_buffer
 from .internal.padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
                       tap_range)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -150,14 +152,15 @@ class DepthwiseConv2D(Kernel):
             channels = in_depth * multiplier
             # the layout whose innermost loop is longer (see _invoke_channels_last)
             data.channels_last = (channels >= 16 or channels > length) and not (in_depth == 1 and multiplier > 1)
-            if data.channels_last:
-                pad = data.padding
-                data.padded_hw = (
-                    padded_extent(in_h, pad.height, out.shape[1], filter_h, sh, dh),
-                    padded_extent(in_w, pad.width, out.shape[2], filter_w, sw, dw))
-                check_host_buffer(ctx, batches * data.padded_hw[0] * data.padded_hw[1] * channels,
-                                  "the padded input")
-            else:
+            pad = data.padding
+            data.padded_hw = (
+                padded_extent(in_h, pad.height, out.shape[1], filter_h, sh, dh),
+                padded_extent(in_w, pad.width, out.shape[2], filter_w, sw, dw))
+            # the padded input of the channels-last and row layouts (the latter rounds the
+            # width up to a multiple of the stride)
+            check_host_buffer(ctx, batches * data.padded_hw[0] * (data.padded_hw[1] + sw) * channels,
+                              "the padded input")
+            if not data.channels_last:
                 check_host_buffer(ctx, in_depth * batches * rows * wp, "the padded input")
             check_host_buffer(ctx, channels * batches * length, "the accumulator")
             if data.filter_const is not None and (data.bias_const is not None or not data.has_bias):
@@ -230,7 +233,11 @@ class DepthwiseConv2D(Kernel):
             return
         cache = data.cache
         if cache is None:
-            cache = self._integer_cache(data, w, bias)
+            cache = runtime_cache(data, lambda: self._integer_cache(data, w, bias), w, bias)
+        rows_plan = self._rows_plan(data, cache, out.dtype)
+        if rows_plan is not None:
+            self._invoke_rows(data, x, rows_plan, out)
+            return
         dtype, wt, requantizer = cache
         (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
@@ -251,8 +258,30 @@ class DepthwiseConv2D(Kernel):
             win = np.lib.stride_tricks.sliding_window_view(
                 image[0], ((filter_h - 1) * dh + 1, (filter_w - 1) * dw + 1), axis=(1, 2))
             win = win[:, :sh * (out_h - 1) + 1:sh, :sw * (out_w - 1) + 1:sw, ::dh, ::dw]
+            fused = self._single_channel_plan(data, cache, out.dtype)
+            if fused is not None:
+                # the output stage folded into a float64 product (FusedRequant)
+                requant, matrix = fused
+                n, taps, pixels = batches * out_h * out_w, filter_h * filter_w, out_h * out_w
+                cols = work_buffer("conv-cols", (n, taps), np.float64)
+                np.copyto(cols.reshape(win.shape), win)
+                t = work_buffer("conv-out", (n, multiplier), np.float64)
+                np.matmul(cols, matrix[:taps], out=t)
+                rows = t.reshape(batches, pixels * multiplier)
+                np.add(rows, requant.row("c", pixels), out=rows)
+                requant.finish(rows, out.reshape(rows.shape), pixels)
+                return
             cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
             acc = cols @ wt.reshape(filter_h * filter_w, multiplier)
+            stage = (requantizer.fused(out.dtype) if type(requantizer) is ChannelRequantizer
+                     and ROWS_ENABLED else None)
+            if stage is not None and stage.covers(acc):
+                # the fused form's output stage on the (pixels, channels) product
+                rows = acc.reshape(batches, -1)
+                t = work_buffer("conv-out", rows.shape, np.float64)
+                stage.scale_into(rows, t, out_h * out_w)
+                stage.finish(t, out.reshape(rows.shape), out_h * out_w)
+                return
             write_channels_first(requantizer(acc.T), out)
             return
         shape = (in_depth, multiplier, batches, length)
@@ -274,6 +303,83 @@ class DepthwiseConv2D(Kernel):
         # requantize every computed column (contiguous), then keep the first out_w
         values = requantizer(acc.reshape(in_depth * multiplier, -1))
         write_channels_first(values.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w], out)
+
+    @staticmethod
+    def _rows_plan(data, cache, out_dtype):
+        """The row layout's set-up (see :meth:`_invoke_rows`), kept on ``data`` with its
+        cache: None unless the output stage is a plain 32-bit ChannelRequantizer (its fused
+        float64 form, :class:`~kernels.internal.quantization.FusedRequant`, when it has
+        one), and not for the one-input-channel case (im2col is faster there)."""
+        held = data.rows
+        if held is not None and held[0] is cache:
+            return held[1]
+        plan = None
+        dtype, wt, requantizer = cache
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        if (ROWS_ENABLED and type(requantizer) is ChannelRequantizer
+                and not requantizer.int64_accum and not (in_depth == 1 and multiplier > 1)):
+            # without a fused form (None) the sums go through the integer output stage
+            fused = requantizer.fused(out_dtype)
+            # the buffers depend on the geometry only: kept across run-time filters
+            layout = data.rows_layout
+            if layout is None or layout.buffer.dtype != dtype:
+                layout = data.rows_layout = DepthwiseRows(data, dtype)
+            plan = (layout, fused, layout.tap_weights(wt), requantizer)
+        data.rows = (cache, plan)
+        return plan
+
+    @staticmethod
+    def _single_channel_plan(data, cache, out_dtype):
+        """(FusedRequant, (taps + 1, multiplier) float64 matrix) for the one-input-channel
+        case when its output stage folds into the product (as CONV_2D's, see
+        :func:`~kernels.conv.fused_conv_plan`), else None; kept on ``data``."""
+        held = data.fused
+        if held is not None and held[0] is cache:
+            return held[1]
+        plan = None
+        dtype, wt, requantizer = cache
+        (_, _, _, _, multiplier, filter_h, filter_w, *_rest) = data.geometry
+        if ROWS_ENABLED and type(requantizer) is ChannelRequantizer:
+            fused = requantizer.fused(out_dtype)
+            if (fused is not None and fused.runtime_bound is None
+                    and filter_h * filter_w <= FUSED_MAX_DEPTH):
+                plan = (fused, fused.weights(wt.reshape(filter_h * filter_w, multiplier).T))
+        data.fused = (cache, plan)
+        return plan
+
+    @staticmethod
+    def _invoke_rows(data, x, plan, out) -> None:
+        """The integer sums in the row layout (:class:`DepthwiseRows`): per stride phase one
+        einsum over its taps' stretches times their repeated weights (an add between
+        phases), then the fused output stage over the stretch and the clamp and narrowing
+        of the output columns; beyond a run-time bound of the plan, the integer output
+        stage on the output columns."""
+        layout, fused, tap_weights, requantizer = plan
+        layout.fill(x, data.offset)
+        acc, term = layout.acc, layout.term
+        first = True
+        for (view, _, _), weights in zip(layout.groups, tap_weights):
+            # every partial sum, in any order, is an integer below the dtype's exact limit
+            if first:
+                np.einsum("byxs,yxs->bs", view, weights, out=acc)
+                first = False
+            else:
+                np.einsum("byxs,yxs->bs", view, weights, out=term)
+                np.add(acc, term, out=acc)
+        batches, out_h, out_w, channels = out.shape
+        if fused is None or not fused.covers(acc):
+            # no fused form, or sums beyond its run-time bound: the integer output stage
+            valid = acc.reshape(batches, out_h, -1)[:, :, :out_w * channels]
+            write_channels_first(requantizer(valid.reshape(-1, channels).T), out)
+            return
+        # the output stage and clamp over every computed column (one contiguous stretch
+        # per sample), then the narrowing of the output columns only
+        t = work_buffer("depthwise-out", acc.shape, np.float64)
+        fused.scale_into(acc, t, layout.pixels)
+        fused.clamp(t, layout.pixels)
+        valid = t.reshape(batches, out_h, -1)[:, :, :out_w * channels]
+        fused.narrow(valid, out.reshape(valid.shape))
 
     @staticmethod
     def _invoke_channels_last(data, x, dtype, wt, requantizer, out):
@@ -334,3 +440,103 @@ class DepthwiseConv2D(Kernel):
                 acc[:, :, :, oy0:oy1, ox0:ox1] += xt[:, None, :, rows, cols] * wt[fy, fx]
         total = np.ascontiguousarray(acc.reshape(in_depth * multiplier, -1).T)
         float_finish(total.reshape(out.shape), bias, data.activation, out)
+
+
+#: the fused output stage paths (the row layout, the one-channel folded product) are used
+#: when they apply; False leaves the earlier paths (for comparisons)
+ROWS_ENABLED = True
+
+
+class DepthwiseRows:
+    """Buffers and views of the row layout of the integer depthwise sums (one node).
+
+    The zero-point-shifted input sits in a zero-bordered buffer split by stride phases,
+    (B, stride_h, stride_w, rows, cols, in_depth, multiplier): padded pixel (Y, X) is
+    stored in phase (Y % sh, X % sw) at (Y // sh, X // sw), each input channel repeated
+    for its multiplier's output channels. Output pixel (y, x) of tap (fy, fx) reads padded
+    pixel (y sh + fy dh, x sw + fx dw): phase ((fy dh) % sh, (fx dw) % sw), position
+    (y + (fy dh) // sh, x + (fx dw) // sw). Computed over every column x < cols of the
+    phase (the columns x >= out_w are computed and dropped), the tap reads one contiguous
+    stretch of its phase per sample, (out_h x cols x channels) long, which it multiplies
+    by its weights repeated along the stretch; the taps of one phase are equally spaced
+    stretches, summed by one einsum. Sums are in the cache's exact float dtype
+    (every partial sum an integer below its exact limit, as for the other layouts)."""
+
+    def __init__(self, data, dtype):
+        (batches, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
+         sh, sw, dh, dw) = data.geometry
+        rows, cols = data.padded_hw
+        pad = data.padding
+        channels = in_depth * multiplier
+        width = -(-cols // sw)
+        # every phase row a tap reads, plus one: a stretch that starts (fx dw) // sw
+        # columns into its first row ends that far into the row after its last
+        height = max(-(-rows // sh), ((filter_h - 1) * dh) // sh + out_h + 1)
+        self.buffer = np.zeros((batches, sh, sw, height, width, in_depth, multiplier), dtype=dtype)
+        # each phase's input pixels: (first input row, first input column, target view)
+        self.phases = []
+        for ph in range(sh):
+            i0 = (ph - pad.height) % sh
+            if i0 >= in_h:
+                continue
+            nr = (in_h - 1 - i0) // sh + 1
+            r0 = (pad.height + i0) // sh
+            for pw in range(sw):
+                j0 = (pw - pad.width) % sw
+                if j0 >= in_w:
+                    continue
+                nc = (in_w - 1 - j0) // sw + 1
+                c0 = (pad.width + j0) // sw
+                self.phases.append((i0, j0, self.buffer[:, ph, pw, r0:r0 + nr, c0:c0 + nc]))
+        stretch = out_h * width * channels
+        # the taps of one phase form a grid (rows fy0, fy0 + ty, ..., columns likewise)
+        # whose stretches are equally spaced in the phase: one (B, ny, nx, stretch) view
+        # per phase, summed over its taps in one pass
+        self.groups = []
+        for ph in range(sh):
+            fys = [fy for fy in range(filter_h) if (fy * dh) % sh == ph]
+            for pw in range(sw):
+                fxs = [fx for fx in range(filter_w) if (fx * dw) % sw == pw]
+                if not fys or not fxs:
+                    continue
+                qy0, qx0 = (fys[0] * dh) // sh, (fxs[0] * dw) // sw
+                step_y = ((fys[1] - fys[0]) * dh) // sh if len(fys) > 1 else 0
+                step_x = ((fxs[1] - fxs[0]) * dw) // sw if len(fxs) > 1 else 0
+                phase = self.buffer[:, ph, pw].reshape(batches, height * width * channels)
+                start = (qy0 * width + qx0) * channels
+                base = phase[:, start:]
+                item = base.itemsize
+                view = np.lib.stride_tricks.as_strided(
+                    base, (batches, len(fys), len(fxs), stretch),
+                    (base.strides[0], step_y * width * channels * item, step_x * channels * item, item),
+                    writeable=False)
+                self.groups.append((view, fys, fxs))
+        self.kernel_shape = (filter_h, filter_w, channels)
+        self.acc = np.empty((batches, stretch), dtype=dtype)
+        self.term = np.empty_like(self.acc)
+        self.pixels = out_h * width          # computed pixels per sample
+        self.strides = (sh, sw)
+        self.shifted = None                  # strided layers: the converted input
+
+    def tap_weights(self, wt: np.ndarray):
+        """Each tap's weights (the cache's taps, in the buffer's dtype) repeated along the
+        stretch of computed pixels."""
+        weights = wt.reshape(self.kernel_shape)
+        return [np.tile(weights[np.ix_(fys, fxs)], (1, 1, self.pixels))
+                for _, fys, fxs in self.groups]
+
+    def fill(self, x: np.ndarray, offset: int) -> None:
+        """The input minus ``offset`` (exact in the buffer's float dtype) into the interior;
+        with strides, converted contiguously first, then split by phase (strided copies
+        without a cast are faster than strided converting ones)."""
+        sh, sw = self.strides
+        if sh == 1 and sw == 1:
+            for _, _, target in self.phases:
+                np.subtract(x[..., None], offset, out=target, dtype=target.dtype)
+            return
+        shifted = self.shifted
+        if shifted is None or shifted.shape[:4] != x.shape:
+            shifted = self.shifted = np.empty(x.shape + (1,), self.buffer.dtype)
+        np.subtract(x[..., None], offset, out=shifted, dtype=shifted.dtype)
+        for i0, j0, target in self.phases:
+            np.copyto(target, shifted[:, i0::sh, j0::sw])

@@ -51,6 +51,14 @@ MAX_DEFAULT_BATCH = 4096
 #: arena bytes (the single-sample plan's head times the batch) a default block aims at:
 #: blocks much larger than the processor's caches run slower per sample
 DEFAULT_BLOCK_BYTES = 1 << 20
+#: a model with at least this many planned bytes per sample (a real convolution stack) gets
+#: blocks of at most :data:`MAX_CACHED_BATCH` samples: its kernels' float working arrays,
+#: several times its tensors, outgrow the caches beyond that (2026-11, samples/s with
+#: blocks of 26 to 50 samples against the 65 and 175 the byte target gives: kws_ref_model
+#: +12 %, micro_speech_quantized +9 %); smaller models keep the large blocks that amortize
+#: their per-operator overhead
+CACHED_BATCH_MIN_BYTES = 4096
+MAX_CACHED_BATCH = 32
 #: arena bytes (block interpreter) beyond which evaluation refuses to grow the arena
 MAX_BLOCK_ARENA = 4 << 30
 #: seconds of estimated work below which run(jobs=N) starts no worker processes
@@ -256,7 +264,8 @@ class Evaluator:
     """Runs many samples through ``model``; see :mod:`micro_runtime.batched`.
 
     ``batch``: samples per block (default: about :data:`DEFAULT_BLOCK_BYTES` of planned
-    tensors, at most :data:`MAX_DEFAULT_BATCH` and at most ``samples``, the number of
+    tensors, at most :data:`MAX_DEFAULT_BATCH` (:data:`MAX_CACHED_BATCH` for models of
+    :data:`CACHED_BATCH_MIN_BYTES` or more per sample) and at most ``samples``, the number of
     samples it will be given when known). ``stream``: the samples are one sequence
     (state carried from sample to sample) instead of independent streams from the reset
     state. ``arena_size``: bytes of the single-sample interpreter's arena (default: what
@@ -360,6 +369,8 @@ class Evaluator:
     def _default_batch(self, samples: Optional[int]) -> int:
         per_sample = max(1, self.single.arena.non_persistent_used_bytes)
         batch = max(1, min(MAX_DEFAULT_BATCH, DEFAULT_BLOCK_BYTES // per_sample))
+        if per_sample >= CACHED_BATCH_MIN_BYTES:
+            batch = min(batch, MAX_CACHED_BATCH)
         if samples is not None and samples > 0:
             # as few blocks as that allows, evenly filled (little padding in the last)
             blocks = -(-int(samples) // batch)

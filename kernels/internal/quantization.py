@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
 import numpy as np
 
@@ -363,6 +363,7 @@ class ChannelRequantizer:
                  act_min: int = INT32_MIN, act_max: int = INT32_MAX, int64_accum: bool = False,
                  acc_bound=None):
         self.float64 = None
+        self.runtime_bound = None
         m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
         shift = np.asarray(shift, dtype=np.int64).reshape(-1)
         if np.any(m < 0):
@@ -419,6 +420,43 @@ class ChannelRequantizer:
             self.half = half
             self.offset = offset
         self._plan_float64(acc_bound)
+        if self.float64 is None and acc_bound is not None:
+            self._plan_runtime_bound(acc_bound)
+
+    def _plan_runtime_bound(self, acc_bound) -> None:
+        """When the float64 plan fails only because the worst-case accumulator bound is
+        large (sum |filter| x the largest input, rarely approached), the plan for the
+        largest bound B it allows, used on a call only when that call's accumulators all
+        lie within +-B (checked, else the integer form): exact on every input."""
+        if self.left is not None or not (self.fold_bias or (self.bias is None and not self.may_wrap)):
+            return
+        m = self.mult.reshape(-1).astype(np.float64)
+        if not np.any(m > 0):
+            return
+        base = np.abs(np.broadcast_to(self.base, self.mult.shape).reshape(-1).astype(np.float64))
+        half = np.abs(np.broadcast_to(self.half, self.mult.shape).reshape(-1).astype(np.float64))
+        fix = np.broadcast_to(self.neg_fix, self.mult.shape).reshape(-1).astype(np.float64)
+        room = float(1 << 51) - base - half - fix - np.ldexp(float(abs(self.offset)), self.shift.reshape(-1))
+        # (bound + 1) m < room for every channel, with a margin of one for rounding; a
+        # channel without room (a huge shift) must turn out constant over that bound
+        usable = (m > 0) & (room > 0)
+        if not np.any(usable):
+            return
+        bound = float(np.floor(np.min(room[usable] / m[usable]))) - 3.0
+        if not 1024.0 <= bound < float(acc_bound):
+            return
+        self._plan_float64(bound)
+        if self.float64 is not None:
+            self.runtime_bound = bound
+
+    def covers(self, acc: np.ndarray) -> bool:
+        """Whether the float64 plan (and its fused form) is exact for these accumulators:
+        always for a plan made for the static bound; for a run-time bound, when every
+        accumulator lies within it."""
+        bound = self.runtime_bound
+        if bound is None:
+            return True
+        return bool(acc.size == 0 or (-bound <= float(acc.min()) and float(acc.max()) <= bound))
 
     def _plan_float64(self, acc_bound) -> None:
         """A float64 form of the folded 32-bit routine, used when it is exact: every
@@ -430,7 +468,7 @@ class ChannelRequantizer:
         self.float64 = None
         if not self.fold_bias and not (self.bias is None and not self.may_wrap and self.left is None):
             return
-        if acc_bound is None or self.offset:
+        if acc_bound is None:
             return
         m = self.mult.reshape(-1).astype(np.float64)
         base = np.broadcast_to(self.base, self.mult.shape).reshape(-1)
@@ -439,17 +477,31 @@ class ChannelRequantizer:
         shift = self.shift.reshape(-1)
         # every term below 2^51 (checked in float64 with room for its rounding): then the
         # float64 products and sums below are exact integers scaled by powers of two
+        # an output offset the integer form could not fold (a large shift elsewhere) is
+        # folded here: (base + half + offset 2^S) / 2^S
+        unfolded = float(abs(self.offset))
         size = (float(acc_bound) + 1.0) * m + np.abs(base.astype(np.float64)) \
-            + np.abs(half.astype(np.float64)) + fix.astype(np.float64)
-        if not np.all(size < float(1 << 51)):
-            return
+            + np.abs(half.astype(np.float64)) + fix.astype(np.float64) \
+            + np.ldexp(unfolded, shift)
+        # a channel beyond that range whose output is one value over every accumulator
+        # (typically a huge shift: a channel of near-zero scale) is that constant
+        constant = ~(size < float(1 << 51))
+        values = np.zeros(size.shape, np.int64)
+        if np.any(constant):
+            values, constant = self._constant_channels(constant, acc_bound)
+            if values is None:
+                return
+        size = np.where(constant, 0.0, size)
+        self._float64_size = size
+        self._constant = (constant, values)
         scale = np.ldexp(1.0, -shift)
-        k = m * scale
-        c = (base + half).astype(np.float64) * scale
-        d = fix.astype(np.float64) * scale
+        k = np.where(constant, 0.0, m * scale)
+        c = np.where(constant, values.astype(np.float64),
+                     (base + half).astype(np.float64) * scale + float(self.offset))
+        d = np.where(constant, 0.0, fix.astype(np.float64) * scale)
         mi = self.mult.reshape(-1)
         t = np.where(mi != 0, -(base // np.where(mi != 0, mi, 1)), 0).astype(np.float64)
-        t[mi == 0] = -np.inf                          # ceil(-base / m); none when m == 0
+        t[(mi == 0) | constant] = -np.inf             # ceil(-base / m); none when m == 0
         # every accumulator is within +-acc_bound, so a threshold beyond it is moved to
         # +-(acc_bound + 1) (same comparisons); below 2^24 it is then exact in float32,
         # which compares with float32 accumulators without a conversion
@@ -460,6 +512,33 @@ class ChannelRequantizer:
         self.float64 = (k.reshape(col), c.reshape(col), d.reshape(col), t.reshape(col),
                         bool(np.any(d)) and self.fix_matters,
                         None if t32 is None else t32.reshape(col))
+        self._fused = {}
+
+    def _constant_channels(self, candidates: np.ndarray, acc_bound):
+        """(output value per channel, constant mask) for the ``candidates`` channels when
+        each gives one output over every accumulator |x| <= acc_bound, else (None, None).
+        The integer routine (without the float64 plan) is evaluated at x = -B and B
+        (B = floor(acc_bound)): it is non-decreasing in x (x * m + base grows with x, and
+        the sign correction only lowers the results below the threshold), so equal ends
+        mean one value throughout (after the clamp, which keeps that order)."""
+        bound = int(math.floor(float(acc_bound)))
+        channels = candidates.size
+        ends = np.tile(np.array([-bound, bound], dtype=np.int64), (channels, 1))
+        out = np.asarray(self(ends), dtype=np.int64)
+        if not np.all(out[candidates, 0] == out[candidates, 1]):
+            return None, None
+        return np.where(candidates, out[:, 0], 0), candidates
+
+    def fused(self, out_dtype) -> Optional["FusedRequant"]:
+        """The float64 plan rearranged for kernels that fold it into their own arithmetic
+        (see :class:`FusedRequant`), for outputs of ``out_dtype`` (int8 or int16); None
+        when the plan does not apply or the shifted constants would leave the exact range."""
+        if self.float64 is None or self.int64_accum:
+            return None
+        key = np.dtype(out_dtype).str
+        if key not in self._fused:
+            self._fused[key] = FusedRequant.from_plan(self, np.dtype(out_dtype))
+        return self._fused[key]
 
     def __call__(self, acc: np.ndarray) -> np.ndarray:
         """``acc``: exact integer sums without the bias, channels on axis 0 (any integer or
@@ -469,7 +548,7 @@ class ChannelRequantizer:
         the next call."""
         acc = np.asarray(acc)
         channels = acc.shape[0]
-        if self.float64 is not None and not self.int64_accum:
+        if self.float64 is not None and not self.int64_accum and self.covers(acc):
             k, c, d, threshold, any_fix, threshold32 = self.float64
             x = acc.reshape(channels, -1)
             if threshold32 is not None and x.dtype == np.float32:
@@ -519,6 +598,132 @@ class ChannelRequantizer:
             p += self.offset
         clip_into(p, self.act_min, self.act_max, out=p)
         return p
+
+
+class FusedRequant:
+    """ChannelRequantizer's float64 plan in a form that kernels fold into their own float64
+    arithmetic, for int8 / int16 outputs in NHWC order (channels on the last axis):
+
+        t = x * k + c            (k = m / 2^S, c = (base + half + U 2^S) / 2^S per channel)
+        t -= d where x < T       (the sign correction, only when it can matter)
+        out = cast_unsigned(clip(t, act_min + U, act_max + U)) - U
+
+    with U = 2^(bits - 1) of the output type. Exactness (all per channel, with the
+    plan's bound: |x| <= acc_bound, |x * m| + |base + half| + U 2^S + fix < 2^51):
+
+    * ``t`` is (integer) / 2^S with |integer| < 2^51, so every float64 step that builds it
+      is exact, whether it is one multiply and one add (:meth:`scale_into`) or a BLAS
+      product of integer operands with the weights pre-multiplied by k (:meth:`weights`;
+      c in a column of ones, or added after): each product w * m is an integer < 2^38,
+      each term and partial sum (any order, with or without FMA) an integer multiple of
+      2^-S below 2^51 * 2^-S in magnitude (partial sums of sum |w x| m <= acc_bound m);
+    * ``x < T`` (T the plan's integer threshold) is ``t < T * k + c``: x -> x * k + c is
+      increasing (k > 0; channels with m = 0 have no threshold) and T * k + c is exact;
+    * the plan's result is floor(t) clamped to [act_min, act_max] (without U); with U
+      added, clip then the float -> unsigned integer cast (C's conversion drops the
+      fraction, which for the non-negative clipped values is floor) gives
+      clamp(floor(t)) + U (floor and a clamp to integer bounds commute), and flipping the
+      top bit of the unsigned value subtracts U modulo 2^bits: the signed output.
+
+    When U 2^S does not fit (large shifts, int16 outputs), U is 0 and ``finish`` clips,
+    floors and casts the (then integral, in-range) values to the signed type.
+
+    A plan made for a run-time bound (``runtime_bound``, see
+    :meth:`ChannelRequantizer.covers`) is exact only on accumulators within it: callers
+    check ``covers(acc)`` first (and cannot fold it into a product whose sums they never
+    see).
+    """
+
+    runtime_bound = None
+
+    def covers(self, acc: np.ndarray) -> bool:
+        return True
+
+    def __init__(self, k, c, threshold, fix, any_fix: bool, lo: float, hi: float,
+                 unsigned, type_offset: int):
+        self.k, self.c, self.threshold, self.fix = k, c, threshold, fix
+        self.any_fix = any_fix
+        self.lo, self.hi = lo, hi
+        self.unsigned = unsigned
+        self.type_offset = type_offset
+        self._rows = {}
+
+    @classmethod
+    def from_plan(cls, rq: "ChannelRequantizer", out_dtype: np.dtype) -> Optional["FusedRequant"]:
+        if out_dtype == np.int8:
+            unsigned, offset = np.uint8, 1 << 7
+        elif out_dtype == np.int16:
+            unsigned, offset = np.uint16, 1 << 15
+        else:
+            return None
+        if not (-offset <= rq.act_min <= rq.act_max < offset):
+            return None
+        constant, values = rq._constant
+        shift = np.where(constant, 0, rq.shift.reshape(-1))
+        if not np.all(rq._float64_size + np.ldexp(float(offset), shift) < float(1 << 51)):
+            # U 2^S would leave the exact range: no shift, an explicit floor instead
+            unsigned, offset = None, 0
+        k, c, d, t, any_fix, _ = rq.float64
+        k, plan_c, d, t = (v.reshape(-1) for v in (k, c, d, t))
+        # the plan's c ((base + half + z 2^S) 2^-S with z the output offset the integer form
+        # left unfolded, or a constant channel's value) shifted by U: exact by the size
+        # check, which the subtraction back confirms
+        c = plan_c + float(offset)
+        if not np.array_equal(c - float(offset), plan_c):
+            return None    # pragma: no cover  (the size check above rules this out)
+        threshold = np.where(np.isfinite(t), t * k + c, -np.inf)
+        fused = cls(k, c, threshold, d, any_fix, float(rq.act_min + offset),
+                    float(rq.act_max + offset), unsigned, offset)
+        fused.covers = rq.covers
+        fused.runtime_bound = rq.runtime_bound
+        return fused
+
+    def weights(self, w: np.ndarray) -> np.ndarray:
+        """(K + 1, O) float64 matrix for ``[cols, 1] @ matrix == x * k + c`` where
+        ``x = cols @ w.T`` (``w``: (O, K) integer weights)."""
+        w = np.asarray(w, dtype=np.float64)
+        return np.ascontiguousarray(np.vstack([w.T * self.k, self.c[None, :]]))
+
+    def row(self, name: str, reps: int) -> np.ndarray:
+        """A per-channel constant tiled ``reps`` times (for rows holding several pixels)."""
+        key = (name, reps)
+        if key not in self._rows:
+            self._rows[key] = np.tile(getattr(self, name), reps)
+        return self._rows[key]
+
+    def scale_into(self, acc: np.ndarray, t: np.ndarray, reps: int = 1) -> None:
+        """t = acc * k + c (float64), ``acc``: exact integer sums (any float dtype), last
+        axis = ``reps`` pixels x the channels."""
+        # the widening first (a plain cast), then float64 passes in place: faster than a
+        # mixed-type multiply, the same values (acc is exact in either type)
+        np.copyto(t, acc)
+        np.multiply(t, self.row("k", reps), out=t)
+        np.add(t, self.row("c", reps), out=t)
+
+    def finish(self, t: np.ndarray, out: np.ndarray, reps: int = 1) -> None:
+        """The sign correction, clamp and narrowing of ``t`` (modified in place) into the
+        int8 / int16 array ``out`` of the same shape (last axis = ``reps`` pixels x the
+        channels)."""
+        self.clamp(t, reps)
+        self.narrow(t, out)
+
+    def clamp(self, t: np.ndarray, reps: int = 1) -> None:
+        """The sign correction and the clamp, in place (last axis = ``reps`` pixels x the
+        channels; contiguous arrays are much faster)."""
+        if self.any_fix:
+            mask = np.less(t, self.row("threshold", reps))
+            t -= np.multiply(mask, self.row("fix", reps))
+        clip_into(t, self.lo, self.hi, out=t)
+
+    def narrow(self, t: np.ndarray, out: np.ndarray) -> None:
+        """Clamped ``t`` (see :meth:`clamp`) into the int8 / int16 ``out`` of its shape."""
+        if self.unsigned is None:
+            np.floor(t, out=t)
+            np.copyto(out, t, casting="unsafe")
+            return
+        raw = out.view(self.unsigned)
+        np.copyto(raw, t, casting="unsafe")
+        np.bitwise_xor(raw, self.unsigned(self.type_offset), out=raw)
 
 
 # ------------------------------------------------ float activation bounds (TFLM exact)
