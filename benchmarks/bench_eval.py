@@ -1,13 +1,14 @@
 """Data-set throughput: micro_runtime.evaluate against TFLM's per-sample loop.
 
     python benchmarks/bench_eval.py [--models a,b,...] [--rounds 3] [--seconds 1.0]
-                                    [--batch N] [--json]
+                                    [--batch N] [--target host64] [--json]
 
 For every zoo model: random inputs (seed 0); the sample count S is what TFLM's loop runs
 in about ``--seconds`` (at least one block). Each round times TFLM's loop in the oracle
 worker process -- the tflite-micro package's Interpreter with reset(), set_input(),
 invoke() and get_output() per sample -- then ours, Evaluator.run() on the same inputs
-in this process (both set-ups untimed). Rounds alternate so both see the same machine
+in this process (both set-ups untimed), for ``--target`` (default host64: the x86-64
+build of TFLM's reference kernels, what the tflite-micro package runs). Rounds alternate so both see the same machine
 load; the figures are medians over rounds. "ratio" is ours / TFLM's samples per second
 (wall clock, what the goal is about); "cpu ratio" compares the CPU time each process
 spent, which other jobs on a shared machine disturb less. The first round's outputs of both are
@@ -58,10 +59,10 @@ def sample_inputs(model, count: int, seed: int = 0):
     return out
 
 
-def bench_model(oracle, name: str, rounds: int, seconds: float, batch):
+def bench_model(oracle, name: str, rounds: int, seconds: float, batch, target: str = "host64"):
     raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
     model = load_model(raw)
-    ev = Evaluator(model, batch=batch)
+    ev = Evaluator(model, batch=batch, target=target)
     probe = sample_inputs(model, 8, seed=1)
     (per_sample, _), _ = oracle.time_loop(raw, probe, len(model.main.outputs), ARENA)
     per_sample /= 8
@@ -104,6 +105,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0,
                     help="about how long TFLM's loop runs per round (sets the sample count)")
     ap.add_argument("--batch", type=int, default=None, help="samples per block (default: automatic)")
+    ap.add_argument("--target", default="host64",
+                    help="our target profile (default host64, the build TFLM's package is)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
     oracle = Oracle(timeout=600)
@@ -114,7 +117,7 @@ def main():
     ok = True
     try:
         for name in args.models.split(","):
-            row = bench_model(oracle, name, args.rounds, args.seconds, args.batch)
+            row = bench_model(oracle, name, args.rounds, args.seconds, args.batch, args.target)
             rows.append(row)
             met = row["ratio"] >= GOAL
             ok &= met

@@ -1,0 +1,228 @@
+"""Output stages of TFLM's 32-bit requantisation folded into fewer, cheaper numpy passes,
+for recurrent kernels that run them once per time step (UNIDIRECTIONAL_SEQUENCE_LSTM).
+
+Both classes compute, for every input in a range declared up front and checked at
+construction (``available`` is False when a precondition fails; the caller then keeps its
+plain path), exactly
+
+    clamp(RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc, m), r) + zp, lo, hi)
+
+(TFLM's MultiplyByQuantizedMultiplier with a right shift r = -shift >= 0 and a
+multiplier 0 or 2^30 <= m < 2^31, as QuantizeMultiplier makes them; FoldedFcStage also
+takes left shifts that cannot wrap the accumulator: acc << s is then acc * 2^s, folded
+into the weights and bias, with r = 0). The facts used:
+
+* SRDHM(acc, m) = floor((acc*m + 2^30) / 2^31) for m >= 0 (no saturation: m < 2^31);
+* RDBPOT(q, r) = floor((q + h - [q < 0]) / 2^r) with h = 2^(r-1) (r >= 1), and q itself
+  for r = 0;
+* floor((floor(u) + c) / 2^r) = floor((u + c) / 2^r) for an integer c (nested floors);
+* ``astype`` of a float to an integer truncates, which is the floor for values >= 0.
+
+:class:`FoldedFcStage` -- a fully connected layer (int32 accumulator = weights x (input +
+input offset) + bias, never wrapping in the declared input range) and its output stage,
+per output row. One float64 matrix product of the raw inputs (plus a row of ones) with
+the weights pre-scaled by m / 2^31 gives u + P, where u = (acc*m + 2^30) / 2^31 and
+P = h + O*2^r: every product w*m*x and every partial sum is an integer multiple of 2^-31
+below 2^53 of them (checked), so the product is exact in any summation order (with or
+without fused multiply-adds), and O (one offset for all rows) keeps it positive. Then,
+in int32: Q = trunc(u + P) = q + h + O*2^r; Q += (Q - K) >> 31 with K = h + O*2^r
+subtracts [q < 0]; Q >>= r gives RDBPOT(q, r) + O; clamp at (lo, hi) + O - zp. The result
+is returned with the offset ``offset`` = O - zp added (callers fold it into what follows).
+
+:class:`ProductRequant` -- a product of two int16-range arrays (|x| <= ``bound``) with a
+scalar multiplier and right shift. The power-of-two factor 2^j of m (j <= 30) divides
+2^30, 2^31 and h*2^31, so the whole routine is floor((x*m' + c - F*[x < 0]) / 2^S) with
+m' = m / 2^j, c = (2^30 + h*2^31) / 2^j, F = 2^31 / 2^j (0 for r = 0), S = 31 + r - j:
+int32 arithmetic when |x|*m' + c + F < 2^31 (e.g. m = 2^30: m' = 1), int64 otherwise.
+TFLM's condition is [x*m + 2^30 < 0], i.e. x < T = -floor(2^30 / m); T is 0 for m > 2^30
+and -1 for m = 2^30, where the one value x = -1 gives x*m + 2^30 = 0 and the fix, were it
+applied, would subtract 2^31 from 2^30 - 2^30 + h*2^31 >= 2^31 (r >= 1): (h - 1) * 2^31
+>= 0 stays below 2^S, so the floor is 0 either way; m = 0 likewise (the constants alone
+stay in [0, 2^S)). So [x < 0] serves for every multiplier. tests/test_fused_requant.py
+checks both classes against a plain transcription of TFLM's routine at every rounding
+boundary.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .quantization import clip_into
+
+_INT32_LIMIT = 1 << 31
+_EXACT_UNITS = 1 << 53
+
+
+def _valid_multiplier(m: int) -> bool:
+    return m == 0 or (1 << 30) <= m < (1 << 31)
+
+
+class FoldedFcStage:
+    """A fully connected layer and its 32-bit output stage, folded (see the module doc).
+
+    ``weights``: (rows, depth) integers (weight zero point already subtracted);
+    ``input_offset``: added to every raw input; ``input_range``: (min, max) of the raw
+    inputs; ``bias``: (rows,) integers or None; ``multipliers`` / ``shifts``: per row
+    (QuantizeMultiplier's); ``output_offset``: zp; (``lo``, ``hi``): the clamp;
+    ``min_offset``: the least O wanted (a caller indexing tables by the offset results)."""
+
+    def __init__(self, weights: np.ndarray, input_offset: int, input_range: Tuple[int, int],
+                 bias: Optional[np.ndarray], multipliers: np.ndarray, shifts: np.ndarray,
+                 output_offset: int, lo: int, hi: int, min_offset: int = 1):
+        self.available = False
+        w = [[int(v) for v in row] for row in np.asarray(weights, dtype=np.int64)]
+        rows = len(w)
+        ms = [int(v) for v in np.asarray(multipliers).reshape(-1)]
+        shift_list = [int(v) for v in np.asarray(shifts).reshape(-1)]
+        bs = [0] * rows if bias is None else [int(v) for v in np.asarray(bias).reshape(-1)]
+        if rows == 0 or len(ms) != rows or len(shift_list) != rows or len(bs) != rows:
+            return
+        if any(not _valid_multiplier(m) for m in ms) or any(not -30 <= v <= 30 for v in shift_list):
+            return
+        o = int(input_offset)
+        x_lo, x_hi = int(input_range[0]), int(input_range[1])
+        biggest_input = max(abs(x_lo), abs(x_hi))
+        biggest_shifted = max(abs(x_lo + o), abs(x_hi + o))
+        consts, acc_bounds, rs = [], [], []
+        for i in range(rows):
+            abs_sum = sum(abs(v) for v in w[i])
+            acc_bound = abs_sum * biggest_shifted + abs(bs[i])
+            if acc_bound >= _INT32_LIMIT:        # TFLM's int32 sum could wrap
+                return
+            left = max(shift_list[i], 0)
+            if left:
+                # a left shift: TFLM's acc << left, here never wrapping, is the
+                # accumulator of the weights and bias times 2^left; no right shift
+                if acc_bound << left >= _INT32_LIMIT:
+                    return
+                acc_bound <<= left
+                bs[i] <<= left
+                w[i] = [v << left for v in w[i]]
+            rs.append(max(-shift_list[i], 0))
+            acc_bounds.append(acc_bound)
+            consts.append(o * sum(w[i]) + bs[i])
+        # one positive offset O for every row: u + h + O*2^r >= 0 for every accumulator
+        big = max(1, int(min_offset))
+        for i in range(rows):
+            u_low = -((acc_bounds[i] * ms[i]) >> 31) - 1          # <= min u (floor)
+            big = max(big, -(u_low // (1 << rs[i])) + 1)
+        self.offset_o = big
+        matrix = np.empty((rows, len(w[0]) + 1), dtype=np.float64)
+        limits = []
+        for i in range(rows):
+            m, r = ms[i], rs[i]
+            h = (1 << (r - 1)) if r else 0
+            p = h + big * (1 << r)
+            # in units of 2^-31: every term and partial sum below 2^53
+            units = sum(abs(v) for v in w[i]) * m * biggest_input + abs(consts[i] * m + (1 << 30) + p * _INT32_LIMIT)
+            if units >= _EXACT_UNITS:
+                return
+            top = (acc_bounds[i] * m + (1 << 30)) // _INT32_LIMIT + 1 + p
+            if top >= _INT32_LIMIT:
+                return
+            scale = m / float(_INT32_LIMIT)          # exact: m < 2^31
+            matrix[i, :-1] = [v * scale for v in w[i]]
+            matrix[i, -1] = (consts[i] * m + (1 << 30) + p * _INT32_LIMIT) / float(_INT32_LIMIT)
+            limits.append((h + big * (1 << r)) if r else 0)
+        self.matrix = matrix
+        self.rows = rows
+        self.shift_values = np.array(rs, dtype=np.int32)
+        self.sign_limits = np.array(limits, dtype=np.int32)
+        self.uniform_shift = rs[0] if all(r == rs[0] for r in rs) else None
+        self.offset = big - int(output_offset)
+        self.lo, self.hi = int(lo) + self.offset, int(hi) + self.offset
+        self._columns = -1
+        self.available = True
+
+    def _constants(self, columns: int):
+        """Per-row constants as full (rows, columns) arrays: numpy's same-shape loops are
+        several times faster than broadcasting a (rows, 1) column."""
+        if columns != self._columns:
+            self._limits_full = np.repeat(self.sign_limits, columns).reshape(self.rows, columns)
+            self._shifts_full = (None if self.uniform_shift is not None else
+                                 np.repeat(self.shift_values, columns).reshape(self.rows, columns))
+            self._columns = columns
+        return self._limits_full, self._shifts_full
+
+    def __call__(self, x_aug: np.ndarray, work: np.ndarray) -> np.ndarray:
+        """``x_aug``: (depth + 1, N) float64, the raw inputs with a last row of ones;
+        ``work``: a (rows, N) float64 buffer. Returns the clamped outputs + ``offset``,
+        (rows, N) int32."""
+        np.matmul(self.matrix, x_aug, out=work)
+        q = work.astype(np.int32)
+        limits, shifts = self._constants(q.shape[1])
+        fix = np.subtract(q, limits)
+        fix >>= 31
+        q += fix
+        if shifts is None:
+            q >>= self.uniform_shift
+        else:
+            q >>= shifts
+        clip_into(q, self.lo, self.hi, out=q)
+        return q
+
+
+class ProductRequant:
+    """MultiplyByQuantizedMultiplier(x, m, -r) + zp, clamped, for int32 arrays x with
+    |x| <= ``bound`` (see the module doc). ``clamp_needed`` is False when the clamp is
+    provably a no-op on the range (then it is skipped)."""
+
+    def __init__(self, multiplier: int, shift: int, output_offset: int, lo: int, hi: int,
+                 bound: int):
+        self.available = False
+        m, r = int(multiplier), -int(shift)
+        if not _valid_multiplier(m) or not 0 <= r <= 30:
+            return
+        j = 30 if m == 0 else min((m & -m).bit_length() - 1, 30)
+        h = (1 << (r - 1)) if r else 0
+        self.mult = m >> j
+        self.fix_shift = (31 - j) if r else -1            # F = 2^fix_shift, none when r = 0
+        self.shift = 31 + r - j
+        const = ((1 << 30) + h * _INT32_LIMIT) >> j
+        zp = int(output_offset)
+        folded = const + (zp << self.shift)
+        fix = (1 << self.fix_shift) if r else 0
+        bound = int(bound)
+        if max(abs(folded), abs(const)) + bound * self.mult + fix < _INT32_LIMIT:
+            self.dtype, self.const, self.zp = np.int32, folded, 0
+        elif const + bound * self.mult + fix < (1 << 62) and abs(zp) < (1 << 20):
+            self.dtype, self.const, self.zp = np.int64, const, zp
+        else:
+            return
+        self.lo, self.hi = int(lo), int(hi)
+        low = self.reference(-bound)
+        high = self.reference(bound)
+        self.clamp_needed = not (self.lo <= low and high <= self.hi)
+        self.available = True
+
+    def reference(self, x: int) -> int:
+        """The unclamped result for one value (Python ints; monotone in x)."""
+        p = x * self.mult + self.const - ((1 << self.fix_shift) if (x < 0 and self.fix_shift >= 0) else 0)
+        return (p >> self.shift) + self.zp
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """``x``: int32 array. Returns the clamped results as ``self.dtype``."""
+        if self.dtype == np.int32:
+            p = np.multiply(x, self.mult) if self.mult != 1 else np.add(x, self.const)
+            if self.mult != 1:
+                p += self.const
+            if self.fix_shift >= 0:
+                fix = np.right_shift(x, 31)
+                fix <<= self.fix_shift
+                p += fix
+        else:
+            p = x.astype(np.int64)
+            if self.fix_shift >= 0:
+                fix = np.right_shift(p, 63)
+                fix <<= self.fix_shift
+            p *= self.mult
+            p += self.const
+            if self.fix_shift >= 0:
+                p += fix
+        p >>= self.shift
+        if self.zp:
+            p += self.zp
+        if self.clamp_needed:
+            clip_into(p, self.lo, self.hi, out=p)
+        return p

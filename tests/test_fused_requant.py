@@ -1,0 +1,213 @@
+"""The folded output stages of kernels/internal/fused_requant.py (used by the int8 LSTM's
+fast path) against the plain transcription of TFLM's MultiplyByQuantizedMultiplier in
+tests/test_edge_requant.py (written independently of the code under test), on every
+accumulator of contiguous ranges placed around the rounding boundaries -- not only random
+values -- and the LSTM's fast path against its plain path (and TFLM, via the oracle tests of
+tests/test_op_unidirectional_sequence_lstm.py, which run the fast path whenever it applies).
+
+Case counts (2026-11-23): ProductRequant ~1.1 million products (multipliers 0, 2^30,
+2^30 + 1, 2^31 - 1 and four others, right shifts 0..30, with and without an output offset
+and clamp); FoldedFcStage ~3.5 million accumulators (each row sweeps the 65,536
+accumulators x1 + 256 x2 + bias of its two int8 inputs, centred on a boundary); the LSTM's
+offset tables on all 65,536 int16 sums plus the saturating ends."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kernels.internal.fused_requant import FoldedFcStage, ProductRequant
+from tests.strategies import arrays
+from tests.test_edge_requant import boundary_accumulators, ref_mbqm
+from tests.test_op_unidirectional_sequence_lstm import (TANH, Spec, input_generator,
+                                                        integer_quantization, lstm_model,
+                                                        trained_lstm_like)
+
+MULTIPLIERS = (0, 1 << 30, (1 << 30) + 1, (1 << 31) - 1, 1276881787, 2146304392, 1239940808,
+               (1 << 30) + (1 << 29))
+
+
+def _ref_vec(xs, m, s, zp, lo, hi):
+    return np.array([min(max(ref_mbqm(int(v), m, s) + zp, lo), hi) for v in xs], dtype=np.int64)
+
+
+@pytest.mark.parametrize("m", MULTIPLIERS)
+def test_product_requant_at_boundaries(m):
+    """int16 x int16 products (|x| <= 2^30) at the boundaries of every right shift, with
+    the LSTM's clamps (int16 without offset, int8 with an offset) and none."""
+    bound = 1 << 30
+    count = 0
+    for shift in range(0, -31, -1):
+        xs = [x for x in boundary_accumulators(m, shift, -bound, bound)]
+        xs += list(range(-300, 301))
+        xs = np.array(sorted(set(xs)), dtype=np.int64)
+        for zp, lo, hi in ((0, -32768, 32767), (-37, -128, 127), (5, -(1 << 31), (1 << 31) - 1)):
+            stage = ProductRequant(m, shift, zp, lo, hi, bound)
+            assert stage.available
+            got = np.asarray(stage(xs.astype(np.int32)), dtype=np.int64)
+            want = _ref_vec(xs, m, shift, zp, lo, hi)
+            bad = np.nonzero(got != want)[0]
+            assert not len(bad), (f"m={m} shift={shift} zp={zp} ({np.dtype(stage.dtype).name}): "
+                                  f"x={xs[bad[0]]} gives {got[bad[0]]}, TFLM {want[bad[0]]}")
+            count += len(xs)
+    assert count > 20000
+
+
+def test_product_requant_declines_what_it_cannot_do():
+    assert not ProductRequant(1 << 30, 1, 0, -128, 127, 1 << 30).available      # left shift
+    assert not ProductRequant((1 << 30) - 1, -3, 0, -128, 127, 1 << 30).available  # not QuantizeMultiplier's
+    assert ProductRequant(1 << 30, -14, 0, -32768, 32767, 1 << 30).dtype == np.int32
+    assert ProductRequant(2146304392, -23, 0, -128, 127, 1 << 30).dtype == np.int64
+
+
+def _sweep_stage(rows, seed):
+    """A stage of ``rows`` rows, depth 2, weights (1, 256) per row: its two int8 inputs
+    give every accumulator x1 + 256 x2 + offset terms + bias in a contiguous range of
+    65,536; each row's bias centres that range on one of its rounding boundaries."""
+    rng = np.random.default_rng(seed)
+    ms = [int(MULTIPLIERS[i % len(MULTIPLIERS)]) for i in range(rows)]
+    ms = [m if m else (1 << 30) for m in ms]
+    low = 4 * seed - 2      # one common offset serves rows whose shifts are close (-2, -1:
+    #                         left shifts, accumulators far from wrapping)
+    shifts = [-int(rng.integers(low, low + 3)) for _ in range(rows)]
+    offset = int(rng.integers(-128, 128))
+    weights = np.array([[1, 256]] * rows, dtype=np.int64)
+    biases = []
+    for m, s in zip(ms, shifts):
+        targets = [a for a in boundary_accumulators(m, s, -(1 << 19), 1 << 19) if abs(a) < (1 << 19)]
+        centre = int(targets[int(rng.integers(0, len(targets)))])
+        biases.append(centre - 257 * offset)
+    return weights, offset, np.array(biases, dtype=np.int64), np.array(ms), np.array(shifts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_folded_fc_stage_sweeps_boundaries(seed):
+    rows = 48
+    weights, offset, bias, ms, shifts = _sweep_stage(rows, seed)
+    x1, x2 = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij")
+    x1, x2 = x1.reshape(-1), x2.reshape(-1)
+    x_aug = np.stack([x1, x2, np.ones_like(x1)]).astype(np.float64)
+    for zp, lo, hi in ((0, -32768, 32767), (-3, -128, 127)):
+        stage = FoldedFcStage(weights, offset, (-128, 127), bias, ms, shifts, zp, lo, hi,
+                              min_offset=32768 if seed == 1 else 1)
+        assert stage.available
+        got = stage(x_aug, np.empty((rows, x_aug.shape[1]))).astype(np.int64) - stage.offset
+        for i in range(rows):
+            acc = (x1 + offset) + 256 * (x2 + offset) + int(bias[i])
+            want = _ref_vec(acc, int(ms[i]), int(shifts[i]), zp, lo, hi)
+            bad = np.nonzero(got[i] != want)[0]
+            assert not len(bad), (f"row {i} m={ms[i]} shift={shifts[i]}: acc={acc[bad[0]]} "
+                                  f"gives {got[i][bad[0]]}, TFLM {want[bad[0]]}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 16), st.integers(1, 24), st.booleans())
+def test_folded_fc_stage_random_layers(seed, depth, rows, with_bias):
+    """Random int8 weights, biases and multipliers, every input extreme and random ones."""
+    rng = np.random.default_rng(seed)
+    weights = rng.integers(-127, 128, (rows, depth))
+    offset = int(rng.integers(-128, 128))
+    bias = rng.integers(-(1 << 17), 1 << 17, rows) if with_bias else None
+    ms = rng.integers(1 << 30, 1 << 31, rows)
+    low = int(rng.integers(-4, 18))       # negative: left shifts (no wrap at these sizes)
+    shifts = -rng.integers(low, low + 3, rows)
+    stage = FoldedFcStage(weights, offset, (-128, 127), bias, ms, shifts, 0, -32768, 32767)
+    assert stage.available
+    xs = rng.integers(-128, 128, (depth, 300))
+    xs[:, 0], xs[:, 1] = -128, 127
+    xs[:, 2] = np.where(weights[0] > 0, 127, -128)
+    xs[:, 3] = np.where(weights[0] > 0, -128, 127)
+    x_aug = np.vstack([xs, np.ones((1, xs.shape[1]))]).astype(np.float64)
+    got = stage(x_aug, np.empty((rows, xs.shape[1]))).astype(np.int64) - stage.offset
+    acc = weights @ (xs + offset) + (0 if bias is None else bias[:, None])
+    for i in range(rows):
+        want = _ref_vec(acc[i], int(ms[i]), int(shifts[i]), 0, -32768, 32767)
+        assert np.array_equal(got[i], want), f"row {i}"
+
+
+def test_folded_fc_stage_declines_wrapping_or_inexact_layers():
+    w = np.full((1, 4), 127)
+    big_bias = np.array([(1 << 31) - 100])
+    assert not FoldedFcStage(w, 0, (-128, 127), big_bias, [1 << 30], [0], 0, -1, 1).available
+    # accumulators near 2^22: the positive offset pushes the sums past 2^53 units of 2^-31
+    assert not FoldedFcStage(w, 0, (-128, 127), np.array([1 << 22]), [(1 << 31) - 1], [0], 0,
+                             -1, 1).available
+    # shifts 0 and 20 with large accumulators: one common offset cannot fit int32
+    # a left shift that would wrap the accumulator (TFLM wraps it)
+    assert not FoldedFcStage(w, 0, (-128, 127), None, [1 << 30], [23], 0, -1, 1).available
+    w2 = np.full((2, 40), 127)
+    assert not FoldedFcStage(w2, 0, (-128, 127), None, [(1 << 31) - 1] * 2, [0, -20], 0,
+                             -1, 1).available
+
+
+# ------------------------------------------------------------------ the LSTM fast path
+def _lstm_interpreter(model):
+    from micro_runtime import MicroInterpreter
+    it = MicroInterpreter(model, arena_size=1 << 20, target="host64")
+    it.allocate_tensors()
+    return it
+
+
+def test_lstm_offset_tables_read_every_int16_sum():
+    """The fast path's gate tables, indexed by an offset sum with mode="clip", give f(v)
+    for every int16 v and the saturated values beyond both ends."""
+    from kernels.unidirectional_sequence_lstm import _FastInt8Plan
+    model = trained_lstm_like(np.random.default_rng(0))[0]
+    it = _lstm_interpreter(model)
+    node = it.subgraphs[0].nodes[0]
+    data = node.user_data
+    plan = data.fast
+    assert isinstance(plan, _FastInt8Plan)
+    plan.ready(data)
+    v = np.arange(-32768, 32768)
+    beyond = np.array([-10 ** 6, -40000, -32769, 32768, 40000, 70000])
+    for table, original in zip(plan.tables, (data.sigmoid_table, data.cell_gate_table)):
+        index = (np.concatenate([v, beyond]) + plan.sum_offset).astype(np.int32)
+        got = np.take(table, index, mode="clip")
+        want = original[np.clip(np.concatenate([v, beyond]), -32768, 32767).astype(np.int16).view(np.uint16)]
+        assert np.array_equal(got, want)
+
+
+@st.composite
+def int8_lstm_case(draw):
+    """The op tests' int8 LSTMs (tests/test_op_unidirectional_sequence_lstm.py), with the
+    biases kept within what the fast path takes (larger ones take the plain path)."""
+    batch, steps = draw(st.integers(1, 5)), draw(st.integers(1, 8))
+    n_input, n_state = draw(st.integers(1, 12)), draw(st.integers(1, 12))
+    activation = draw(st.just(TANH) | st.integers(0, 5))
+    cell_clip = 0.0 if draw(st.booleans()) else float(np.float32(draw(st.floats(0.05, 20.0))))
+    q = draw(integer_quantization("int8", n_input, n_state))
+    cap = draw(st.sampled_from([1 << 8, 1 << 14, 1 << 17]))
+    q["bias_range"] = [min(b, cap) for b in q["bias_range"]]
+    spec = Spec("int8", batch, steps, n_input, n_state, draw(st.booleans()), activation,
+                cell_clip, 0, q)
+    gen = lambda shape, dtype, lo=None, hi=None: arrays(draw, shape, dtype, lo, hi)  # noqa: E731
+    model = lstm_model(spec, gen)
+    make_input = input_generator(spec, gen)
+    return model, [make_input() for _ in range(draw(st.integers(1, 3)))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_lstm_fast_path_equals_plain_path(data):
+    """The int8 LSTM's fast path and its plain path (the one the oracle tests pinned to
+    TFLM before the fast path existed) give the same outputs and states, over several
+    invokes (states carried over), on random int8 LSTMs (time- and batch-major, every
+    cell-gate activation, with and without cell clip) with full-range and extreme inputs."""
+    model, runs = data.draw(int8_lstm_case())
+    fast, plain = _lstm_interpreter(model), _lstm_interpreter(model)
+    node = plain.subgraphs[0].nodes[0]
+    assert node.user_data.fast is not None
+    node.user_data.fast = None
+    rng = np.random.default_rng(data.draw(st.integers(0, 1 << 30)))
+    shape = fast.input(0).shape
+    extra = [rng.integers(-128, 128, shape).astype(np.int8), np.full(shape, -128, np.int8),
+             np.full(shape, 127, np.int8)]
+    for x in runs + extra:
+        for it in (fast, plain):
+            it.set_input(x, 0)
+            it.invoke()
+        assert np.array_equal(fast.output(0), plain.output(0))
+        for state in (18, 19):          # hidden and cell state tensors
+            tensor = fast.model.main.operators[0].inputs[state]
+            assert np.array_equal(fast.tensor(tensor), plain.tensor(tensor))
