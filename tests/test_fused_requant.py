@@ -17,7 +17,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kernels.internal.fused_requant import FoldedFcStage, ProductRequant
+from micro_runtime.batched import Evaluator
 from tests.strategies import arrays
+from tests.test_batched import per_sample, random_samples
+from tests.test_op_svdf import quant_params, svdf_model
 from tests.test_edge_requant import boundary_accumulators, ref_mbqm
 from tests.test_op_unidirectional_sequence_lstm import (TANH, Spec, input_generator,
                                                         integer_quantization, lstm_model,
@@ -211,3 +214,25 @@ def test_lstm_fast_path_equals_plain_path(data):
         for state in (18, 19):          # hidden and cell state tensors
             tensor = fast.model.main.operators[0].inputs[state]
             assert np.array_equal(fast.tensor(tensor), plain.tensor(tensor))
+
+
+# ------------------------------------------------------------------ the SVDF table path
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_svdf_uniform_state_table_path_equals_per_sample_invokes(data):
+    """Batched evaluation of int8-state rank-1 SVDFs (the table path: folded feature FC,
+    per-filter output tables built by the plain integer path) equals one invoke per
+    sample of the single-sample interpreter (plain path), on full-range inputs with
+    extremes; zero points, scales, memory sizes and biases as the op tests draw them."""
+    input_size = data.draw(st.integers(1, 24))
+    units, memory = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
+    q, bias_range = data.draw(quant_params("int8_state8", input_size, memory, 1))
+    model, _ = svdf_model("int8_state8", 1, input_size, units, 1, memory, draw=data.draw,
+                          activation=data.draw(st.integers(0, 5)), q=q, bias_range=bias_range)
+    ev = Evaluator(model, target="host64", batch=data.draw(st.integers(2, 40)))
+    node = ev._block.subgraphs[0].nodes[0]
+    assert node.user_data.fast is not None
+    rng = np.random.default_rng(data.draw(st.integers(0, 1 << 30)))
+    inputs = random_samples(rng, ev.input_specs, data.draw(st.integers(1, 90)))
+    for got, want in zip(ev.run(inputs), per_sample(model, inputs)):
+        assert np.array_equal(got, want)

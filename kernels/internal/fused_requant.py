@@ -130,6 +130,8 @@ class FoldedFcStage:
         self.shift_values = np.array(rs, dtype=np.int32)
         self.sign_limits = np.array(limits, dtype=np.int32)
         self.uniform_shift = rs[0] if all(r == rs[0] for r in rs) else None
+        self.uniform_limit = limits[0] if all(k == limits[0] for k in limits) else None
+        self.matrix_t = np.ascontiguousarray(matrix.T)
         self.offset = big - int(output_offset)
         self.lo, self.hi = int(lo) + self.offset, int(hi) + self.offset
         self._columns = -1
@@ -152,6 +154,17 @@ class FoldedFcStage:
         np.matmul(self.matrix, x_aug, out=work)
         q = work.astype(np.int32)
         limits, shifts = self._constants(q.shape[1])
+        return self._finish(q, limits, shifts)
+
+    def rows_last(self, x_aug: np.ndarray, work: np.ndarray) -> np.ndarray:
+        """The same with samples first: ``x_aug`` (N, depth + 1) with a last column of
+        ones, ``work`` (N, rows); returns (N, rows). Only for uniform per-row constants
+        (one multiplier and shift for every row, e.g. a per-tensor FC)."""
+        np.matmul(x_aug, self.matrix_t, out=work)
+        q = work.astype(np.int32)
+        return self._finish(q, self.uniform_limit, None)
+
+    def _finish(self, q, limits, shifts):
         fix = np.subtract(q, limits)
         fix >>= 31
         q += fix
