@@ -326,10 +326,7 @@ class Svdf(Kernel):
         output is the filter's table entry for c (:meth:`_output_table`)."""
         b, f = x.shape[0], data.num_filters
         stage = data.fast
-        x_aug = np.empty((b, x.shape[1] + 1), np.float64)
-        x_aug[:, :-1] = x
-        x_aug[:, -1] = 1.0
-        q = stage.rows_last(x_aug, np.empty((b, f), np.float64))     # c + stage.offset
+        q = stage.rows_last(x)                                       # c + stage.offset
         table = self._output_table(data, uniform)
         index = q + (np.arange(f, dtype=np.int32) * 256 + (128 - stage.offset))
         np.take(table.reshape(-1), index, out=out.reshape(b, f))

@@ -103,6 +103,39 @@ def test_folded_fc_stage_sweeps_boundaries(seed):
                                   f"gives {got[i][bad[0]]}, TFLM {want[bad[0]]}")
 
 
+@pytest.mark.parametrize("m", [v for v in MULTIPLIERS if v])
+def test_folded_fc_stage_rows_last_sweeps(m):
+    """rows_last (samples first) in both its forms -- float32 products (no bias) and the
+    float64 product with a bias column -- on all 65,536 accumulators (x1 + o) + 256 (x2 + o)
+    of two int8 inputs, for right shifts 0..14 and left shifts 1..2: against the
+    vectorised routine of quantization.py (itself pinned to the TFLM transcription in
+    tests/test_edge_requant.py) everywhere and against the transcription at the
+    boundary accumulators in range."""
+    from kernels.internal.quantization import multiply_by_quantized_multiplier
+    x1, x2 = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij")
+    x = np.stack([x1.reshape(-1), x2.reshape(-1)], axis=1).astype(np.int8)
+    rng = np.random.default_rng(m % 1000)
+    for shift in range(2, -15, -1):
+        offset = int(rng.integers(-128, 128))
+        weights = np.array([[1, 256], [1, 256]])
+        for bias in (None, np.array([12345, 12345])):
+            stage = FoldedFcStage(weights, offset, (-128, 127), bias, [m, m], [shift, shift],
+                                  -7, -32768, 32767)
+            assert stage.available
+            assert (stage.f32 is not None) == (bias is None)
+            got = stage.rows_last(x).astype(np.int64) - stage.offset
+            acc = (x[:, 0].astype(np.int64) + offset) + 256 * (x[:, 1].astype(np.int64) + offset)
+            acc += 0 if bias is None else int(bias[0])
+            want = np.clip(multiply_by_quantized_multiplier(acc, m, shift) - 7, -32768, 32767)
+            assert np.array_equal(got[:, 0], want) and np.array_equal(got[:, 1], want)
+            edges = [a for a in boundary_accumulators(m, shift, int(acc.min()), int(acc.max()))]
+            order = np.argsort(acc)
+            pos = np.searchsorted(acc[order], edges)
+            for a, i in zip(edges, pos):
+                if i < len(order) and acc[order[i]] == a:
+                    assert got[order[i], 0] == min(max(ref_mbqm(a, m, shift) - 7, -32768), 32767)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(1, 16), st.integers(1, 24), st.booleans())
 def test_folded_fc_stage_random_layers(seed, depth, rows, with_bias):

@@ -71,6 +71,7 @@ class FoldedFcStage:
                  bias: Optional[np.ndarray], multipliers: np.ndarray, shifts: np.ndarray,
                  output_offset: int, lo: int, hi: int, min_offset: int = 1):
         self.available = False
+        self.f32 = None
         w = [[int(v) for v in row] for row in np.asarray(weights, dtype=np.int64)]
         rows = len(w)
         ms = [int(v) for v in np.asarray(multipliers).reshape(-1)]
@@ -132,6 +133,18 @@ class FoldedFcStage:
         self.uniform_shift = rs[0] if all(r == rs[0] for r in rs) else None
         self.uniform_limit = limits[0] if all(k == limits[0] for k in limits) else None
         self.matrix_t = np.ascontiguousarray(matrix.T)
+        # rows_last in float32 (half the product's cost): the offset inputs x + o and
+        # the weights are integers whose sums stay below 2^24 (exact in any order), and
+        # one multiplier, shift and constant serve every row (no bias, one m and r): then
+        # u + P = acc * (m / 2^31) + c with c = (2^30 + P * 2^31) / 2^31, in float64 from
+        # the exact float32 acc -- the same integers of 2^-31 below 2^53 as the float64 path
+        self.f32 = None
+        if (bias is None and self.uniform_shift is not None and all(m == ms[0] for m in ms)
+                and all(sum(abs(v) for v in row) * biggest_shifted < (1 << 24) for row in w)):
+            r = rs[0]
+            p = ((1 << (r - 1)) if r else 0) + big * (1 << r)
+            self.f32 = (np.ascontiguousarray(np.array(w, dtype=np.float32).T), float(o),
+                        ms[0] / float(_INT32_LIMIT), ((1 << 30) + p * _INT32_LIMIT) / float(_INT32_LIMIT))
         self.offset = big - int(output_offset)
         self.lo, self.hi = int(lo) + self.offset, int(hi) + self.offset
         self._columns = -1
@@ -156,11 +169,25 @@ class FoldedFcStage:
         limits, shifts = self._constants(q.shape[1])
         return self._finish(q, limits, shifts)
 
-    def rows_last(self, x_aug: np.ndarray, work: np.ndarray) -> np.ndarray:
-        """The same with samples first: ``x_aug`` (N, depth + 1) with a last column of
-        ones, ``work`` (N, rows); returns (N, rows). Only for uniform per-row constants
-        (one multiplier and shift for every row, e.g. a per-tensor FC)."""
-        np.matmul(x_aug, self.matrix_t, out=work)
+    def rows_last(self, x: np.ndarray) -> np.ndarray:
+        """The same with samples first: ``x`` (N, depth), the raw inputs (any integer
+        dtype); returns (N, rows). Only for uniform per-row constants (one shift for every
+        row and equal sign limits, e.g. a per-tensor FC)."""
+        n = x.shape[0]
+        if self.f32 is not None:
+            weights, offset, scale, const = self.f32
+            x32 = np.empty(x.shape, np.float32)
+            np.copyto(x32, x, casting="unsafe")
+            if offset:
+                x32 += offset
+            acc = x32 @ weights
+            work = np.multiply(acc, scale, dtype=np.float64)
+            work += const
+        else:
+            x_aug = np.empty((n, x.shape[1] + 1), np.float64)
+            x_aug[:, :-1] = x
+            x_aug[:, -1] = 1.0
+            work = x_aug @ self.matrix_t
         q = work.astype(np.int32)
         return self._finish(q, self.uniform_limit, None)
 
@@ -225,13 +252,16 @@ class ProductRequant:
                 fix <<= self.fix_shift
                 p += fix
         else:
-            p = x.astype(np.int64)
-            if self.fix_shift >= 0:
-                fix = np.right_shift(p, 63)
-                fix <<= self.fix_shift
-            p *= self.mult
+            p = np.multiply(x, self.mult, dtype=np.int64)
             p += self.const
             if self.fix_shift >= 0:
+                # -F where x < 0: in int32 while F <= 2^30, else in int64
+                if self.fix_shift <= 30:
+                    fix = np.right_shift(x, 31)
+                    fix <<= self.fix_shift
+                else:
+                    fix = np.right_shift(x, 31, dtype=np.int64)
+                    fix <<= self.fix_shift
                 p += fix
         p >>= self.shift
         if self.zp:
