@@ -243,25 +243,24 @@ class ProductRequant:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """``x``: int32 array. Returns the clamped results as ``self.dtype``."""
-        if self.dtype == np.int32:
-            p = np.multiply(x, self.mult) if self.mult != 1 else np.add(x, self.const)
-            if self.mult != 1:
+        mult, fix_shift = self.mult, self.fix_shift
+        if self.dtype is np.int32:
+            if mult == 1:
+                p = np.add(x, self.const)
+            else:
+                p = np.multiply(x, mult)
                 p += self.const
-            if self.fix_shift >= 0:
+            if fix_shift >= 0:
                 fix = np.right_shift(x, 31)
-                fix <<= self.fix_shift
+                fix <<= fix_shift
                 p += fix
         else:
-            p = np.multiply(x, self.mult, dtype=np.int64)
+            p = np.multiply(x, mult, dtype=np.int64)
             p += self.const
-            if self.fix_shift >= 0:
+            if fix_shift >= 0:
                 # -F where x < 0: in int32 while F <= 2^30, else in int64
-                if self.fix_shift <= 30:
-                    fix = np.right_shift(x, 31)
-                    fix <<= self.fix_shift
-                else:
-                    fix = np.right_shift(x, 31, dtype=np.int64)
-                    fix <<= self.fix_shift
+                fix = np.right_shift(x, 31, dtype=np.int32 if fix_shift <= 30 else np.int64)
+                fix <<= fix_shift
                 p += fix
         p >>= self.shift
         if self.zp:
