@@ -499,6 +499,18 @@ class _FastInt8Plan:
         stage_rec = FoldedFcStage(w_rec, data.rec_offset, (-128, 127), None,
                                   data.rec_multipliers[order], data.rec_shifts[order], 0,
                                   -32768, 32767, min_offset=16384)
+        if stage_in.available and stage_rec.available and stage_in.offset != stage_rec.offset:
+            # one offset for both: their int32 passes run once on the stacked products
+            # (when the larger offset fits both)
+            common = max(stage_in.offset_o, stage_rec.offset_o)
+            same_in = FoldedFcStage(w_in, data.in_offset, (-128, 127), data.bias_all[order],
+                                    data.in_multipliers[order], data.in_shifts[order], 0,
+                                    -32768, 32767, min_offset=common)
+            same_rec = FoldedFcStage(w_rec, data.rec_offset, (-128, 127), None,
+                                     data.rec_multipliers[order], data.rec_shifts[order], 0,
+                                     -32768, 32767, min_offset=common)
+            if same_in.available and same_rec.available:
+                stage_in, stage_rec = same_in, same_rec
         products = 1 << 30          # |int16 x int16| (sigmoid / tanh outputs and cell states)
         fcm, im, om = data.forget_cell_mul, data.input_mul, data.output_mul
         forget = ProductRequant(fcm.multiplier, fcm.shift, fcm.offset, fcm.lo, fcm.hi, products)
@@ -511,6 +523,7 @@ class _FastInt8Plan:
         plan = cls()
         plan.n = n
         plan.stage_in, plan.stage_rec = stage_in, stage_rec
+        plan.stacked = stage_in.offset == stage_rec.offset
         plan.forget, plan.input, plan.output = forget, inp, output
         plan.sum_offset = stage_in.offset + stage_rec.offset
         if data.cell_clip > 0:
@@ -541,7 +554,7 @@ class _FastInt8Plan:
                 padded[base:] = values
                 tables.append(padded)
             self.tables = tables
-            self.tanh_cell = by_value(data.tanh_cell_table)
+            self.tanh_cell_by_pattern = np.asarray(data.tanh_cell_table, np.int32)
         return True
 
     def run(self, data, steps, hidden, cell, out) -> None:
@@ -570,25 +583,33 @@ class _FastInt8Plan:
         index = np.empty((rows, cols), np.int32)
         gates = np.empty((rows, cols), np.int32)
         sig_table, cell_table = self.tables
-        tanh_table = self.tanh_cell
+        tanh_table = self.tanh_cell_by_pattern
         forget, input_mul, output = self.forget, self.input, self.output
         cell_lo, cell_hi = self.cell_lo, self.cell_hi
         s3 = 3 * n
         bulk = None
-        if t_steps * cols <= _FAST_BULK_COLUMNS:
-            # few samples (a single invoke): the input FCs of every step in one pass --
-            # the same arithmetic, column by column, with fewer calls
+        if t_steps * cols <= _FAST_BULK_COLUMNS or not self.stacked:
+            # few samples (a single invoke; or stages with different offsets): the input
+            # FCs of every step in one pass -- the same arithmetic, column by column
             x_all = np.ones((depth + 1, t_steps * cols), np.float64)
             x_all[:depth] = steps.reshape(t_steps * cols, depth).T
             bulk = self.stage_in(x_all, np.empty((rows, t_steps * cols), np.float64))
+        else:
+            work = np.empty((2 * rows, cols), np.float64)
+            limits, shifts = self.stage_in.stacked_constants(self.stage_rec, cols)
+            in_matrix, rec_matrix = self.stage_in.matrix, self.stage_rec.matrix
+            finish = self.stage_in.finish
         for t in range(t_steps):
             if bulk is None:
+                # both FCs' products stacked, their int32 passes in one go
                 x_in[:depth] = steps[t].T
-                g_in = self.stage_in(x_in, work_in)
+                np.matmul(in_matrix, x_in, out=work[:rows])
+                np.matmul(rec_matrix, x_rec, out=work[rows:])
+                q = finish(work, limits, shifts)
+                np.add(q[:rows], q[rows:], out=index)
             else:
-                g_in = bulk[:, t * cols:(t + 1) * cols]
-            g_rec = self.stage_rec(x_rec, work_rec)
-            np.add(g_in, g_rec, out=index)
+                g_rec = self.stage_rec(x_rec, work_rec)
+                np.add(bulk[:, t * cols:(t + 1) * cols], g_rec, out=index)
             sig_table.take(index[:s3], out=gates[:s3], mode="clip")
             cell_table.take(index[s3:], out=gates[s3:], mode="clip")
             fc = np.multiply(gates[n:2 * n], c)
@@ -597,8 +618,7 @@ class _FastInt8Plan:
             ic = input_mul(ic)
             np.add(fc, ic, out=c)
             clip_into(c, cell_lo, cell_hi, out=c)
-            tanh_index = np.add(c, 32768)
-            tanh_c = tanh_table.take(tanh_index)
+            tanh_c = tanh_table.take(c, mode="wrap")     # c's two-byte pattern
             tanh_c *= gates[2 * n:s3]
             h = output(tanh_c)
             x_rec[:n] = h

@@ -169,6 +169,30 @@ class FoldedFcStage:
         limits, shifts = self._constants(q.shape[1])
         return self._finish(q, limits, shifts)
 
+    def stacked_constants(self, other: "FoldedFcStage", columns: int):
+        """(sign limits, shifts or None if uniform) as full (rows + other.rows, columns)
+        arrays, for running this stage and ``other`` (same offset and clamp) through one
+        :meth:`finish` on their stacked products."""
+        limits = np.concatenate([self.sign_limits, other.sign_limits])
+        shifts = np.concatenate([self.shift_values, other.shift_values])
+        rows = len(limits)
+        full_limits = np.repeat(limits, columns).reshape(rows, columns)
+        if (shifts == shifts[0]).all():
+            return full_limits, int(shifts[0])
+        return full_limits, np.repeat(shifts, columns).reshape(rows, columns)
+
+    def finish(self, work: np.ndarray, limits, shifts) -> np.ndarray:
+        """The int32 passes on products ``work`` (float64, from :attr:`matrix` @ inputs
+        with a row of ones, possibly stacked with another stage's) given their constants
+        (:meth:`stacked_constants`)."""
+        q = work.astype(np.int32)
+        fix = np.subtract(q, limits)
+        fix >>= 31
+        q += fix
+        q >>= shifts
+        clip_into(q, self.lo, self.hi, out=q)
+        return q
+
     def rows_last(self, x: np.ndarray) -> np.ndarray:
         """The same with samples first: ``x`` (N, depth), the raw inputs (any integer
         dtype); returns (N, rows). Only for uniform per-row constants (one shift for every
