@@ -15,7 +15,7 @@ from .internal.quantization import (ChannelRequantizer, activation_range_float, 
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
-from .internal.fused_requant import FoldedFcStage
+from .internal.fused_requant import FoldedFcStage, SaturatingTableFc
 from .internal.matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
@@ -42,7 +42,7 @@ class OpData:
                             # (None for weights computed at run time, e.g. a DECODE output)
     bias = None
     requantizer = None      # output stage with fixed constants (constant weights and bias)
-    folded = None           # FoldedFcStage of int8 per-tensor layers (constant weights and bias)
+    folded = None           # SaturatingTableFc / FoldedFcStage of int8 per-tensor layers
 
 
 @register
@@ -167,6 +167,11 @@ class FullyConnected(Kernel):
             return None
         weights = np.rint(data.weights.T).astype(np.int64)          # (outputs, depth)
         o = data.output_depth
+        table = SaturatingTableFc(weights, -data.input_zero_point, (-128, 127), data.bias,
+                                  data.output_multiplier, data.output_shift,
+                                  data.output_zero_point, data.act_min, data.act_max)
+        if table.available:
+            return table
         stage = FoldedFcStage(weights, -data.input_zero_point, (-128, 127), data.bias,
                               [data.output_multiplier] * o, [data.output_shift] * o,
                               data.output_zero_point, data.act_min, data.act_max)
@@ -233,7 +238,10 @@ class FullyConnected(Kernel):
                 total = total + bias
             np.copyto(flat_out, np.minimum(np.maximum(total, lo), hi).reshape(-1))
             return
-        if data.folded is not None:
+        if isinstance(data.folded, SaturatingTableFc) and out.dtype == np.int8:
+            data.folded(x.reshape(-1)[: b * d].reshape(b, d), flat_out.reshape(b, o))
+            return
+        if isinstance(data.folded, FoldedFcStage):
             q = data.folded.rows_last(x.reshape(-1)[: b * d].reshape(b, d))
             q -= data.folded.offset
             np.copyto(flat_out.reshape(b, o), q, casting="unsafe")

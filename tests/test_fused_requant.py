@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kernels.internal.fused_requant import FoldedFcStage, ProductRequant
+from kernels.internal.fused_requant import FoldedFcStage, ProductRequant, SaturatingTableFc
 from micro_runtime.batched import Evaluator
 from tests.strategies import arrays
 from tests.test_batched import per_sample, random_samples
 from tests.test_op_svdf import quant_params, svdf_model
-from tests.test_edge_requant import boundary_accumulators, ref_mbqm
+from tests.test_edge_requant import boundary_accumulators, ref_mbqm, ref_wrap32
 from tests.test_op_unidirectional_sequence_lstm import (TANH, Spec, input_generator,
                                                         integer_quantization, lstm_model,
                                                         trained_lstm_like)
@@ -269,3 +269,51 @@ def test_svdf_uniform_state_table_path_equals_per_sample_invokes(data):
     inputs = random_samples(rng, ev.input_specs, data.draw(st.integers(1, 90)))
     for got, want in zip(ev.run(inputs), per_sample(model, inputs)):
         assert np.array_equal(got, want)
+
+
+# ------------------------------------------------------------------ SaturatingTableFc
+@pytest.mark.parametrize("m", [v for v in MULTIPLIERS if v])
+def test_saturating_table_fc_sweeps(m):
+    """The table FC (both product forms) on all 65,536 accumulators (x1 + o) + w2 (x2 + o)
+    + bias of two int8 inputs, with biases that put the range across the int32 wrap (both
+    ends), on the output stage's saturation points and at zero; shifts -12..0 (left
+    shifts are declined), int8 clamps
+    (ReLU-like too): against the TFLM transcription (wrap, then
+    MultiplyByQuantizedMultiplier) at the boundary accumulators and the wraps, and
+    against the vectorised routine everywhere."""
+    from kernels.internal.quantization import multiply_by_quantized_multiplier, wrap_int32
+    x1, x2 = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128), indexing="ij")
+    x = np.stack([x1.reshape(-1), x2.reshape(-1)], axis=1).astype(np.int8)
+    rng = np.random.default_rng(m % 997)
+    checked = 0
+    for shift in range(2, -13, -1):
+        for w2 in (256, 3):              # float64 products (sums past 2^24? no: both forms)
+            offset = int(rng.integers(-128, 128))
+            zp, lo, hi = int(rng.integers(-128, 128)), -128, 127
+            if rng.random() < 0.3:
+                lo = max(zp, -128)           # a ReLU-like clamp
+            weights = np.array([[1, w2]] * 3)
+            centre = [0, (1 << 31) - 1000, -(1 << 31) + 1000]
+            bias = np.array([c - (1 + w2) * offset for c in centre])
+            fc = SaturatingTableFc(weights, offset, (-128, 127), bias, m, shift, zp, lo, hi)
+            if shift > 0:                 # acc << shift wraps: not monotone, declined
+                assert not fc.available
+                continue
+            if not fc.available:          # the table would be too large for this shift
+                assert shift <= -9
+                continue
+            out = np.empty((x.shape[0], 3), np.int8)
+            fc(x, out)
+            for row in range(3):
+                acc = wrap_int32((x[:, 0].astype(np.int64) + offset)
+                                 + w2 * (x[:, 1].astype(np.int64) + offset) + int(bias[row]))
+                want = np.clip(multiply_by_quantized_multiplier(acc, m, shift) + zp, lo, hi)
+                assert np.array_equal(out[:, row].astype(np.int64), want), (m, shift, w2, row)
+                marks = set(boundary_accumulators(m, shift, int(acc.min()), int(acc.max())))
+                marks |= {int(acc.min()), int(acc.max())}
+                hits = np.nonzero(np.isin(acc, list(marks)))[0]
+                for i in hits[:400]:
+                    total = ref_wrap32(int(x[i, 0]) + offset + w2 * (int(x[i, 1]) + offset) + int(bias[row]))
+                    assert out[i, row] == min(max(ref_mbqm(total, m, shift) + zp, lo), hi)
+                checked += len(acc)
+    assert checked > 1_000_000

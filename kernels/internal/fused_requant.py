@@ -292,3 +292,91 @@ class ProductRequant:
         if self.clamp_needed:
             clip_into(p, self.lo, self.hi, out=p)
         return p
+
+
+class SaturatingTableFc:
+    """A per-tensor int8 fully connected layer whose output stage is read from a table of
+    the accumulators it does not saturate (host-side, built from the plain routine).
+
+    TFLM's int32 accumulator is wrap32(S + bias) with S = weights x (input + offset) (the
+    C++ sum wraps modulo 2^32 at every step; the result is the exact sum modulo 2^32). The
+    output g(acc) = clamp(MultiplyByQuantizedMultiplier(acc, m, shift) + zp, lo, hi) is
+    monotone in acc (m >= 0 and a right shift; left shifts, which wrap acc << shift, are
+    declined), so it equals g at acc clipped to [base, base + L - 1] where
+    base is the last accumulator giving lo and base + L - 1 the first giving hi; the table
+    holds g(base + j) for j < L. One float64 product (a column of ones carries
+    offset x sum(weights) + bias + 2^31: every partial sum is an integer below 2^53, so
+    the product is exact) gives S + bias + 2^31; converted to int64 (exact), its low 32
+    bits (x & (2^32 - 1), the value modulo 2^32) are the wrapped accumulator plus 2^31;
+    minus 2^31 + base it indexes the table with mode="clip", which is the clip. (When the
+    raw sums stay below 2^24, the product runs in float32 -- exact in any order -- and the
+    constants are added in int64.) ``available`` is False when the table would exceed
+    ``max_entries`` or the sums could reach 2^53."""
+
+    def __init__(self, weights: np.ndarray, input_offset: int, input_range: Tuple[int, int],
+                 bias: Optional[np.ndarray], multiplier: int, shift: int, output_offset: int,
+                 lo: int, hi: int, max_entries: int = 1 << 18):
+        from .quantization import multiply_by_quantized_multiplier
+        self.available = False
+        if int(shift) > 0 or not _valid_multiplier(int(multiplier)):
+            return      # a left shift wraps acc << shift: the output is not monotone in acc
+        w = np.asarray(weights, dtype=np.int64)
+        rows, depth = w.shape
+        o = int(input_offset)
+        biggest = max(abs(int(input_range[0]) + o), abs(int(input_range[1]) + o),
+                      abs(int(input_range[0])), abs(int(input_range[1])))
+        b = np.zeros(rows, np.int64) if bias is None else np.asarray(bias, np.int64).reshape(-1)
+        consts = o * w.sum(axis=1) + b + _INT32_LIMIT
+        if float(np.abs(w).sum(axis=1).max(initial=0)) * biggest + float(np.abs(consts).max(initial=0)) >= 2.0 ** 52:
+            return
+
+        def g(a):
+            a = np.asarray(a, dtype=np.int64)
+            return np.clip(multiply_by_quantized_multiplier(a, int(multiplier), int(shift))
+                           + int(output_offset), int(lo), int(hi))
+
+        def first(pred) -> int:
+            """The smallest int32 a with pred(a) (pred monotone False -> True), or 2^31."""
+            low, high = -_INT32_LIMIT, _INT32_LIMIT          # pred(high) taken as True
+            while low < high:
+                mid = (low + high) // 2
+                if pred(mid):
+                    high = mid
+                else:
+                    low = mid + 1
+            return low
+
+        start = first(lambda a: int(g(a)) > int(lo))         # g(a) == lo below it
+        end = first(lambda a: int(g(a)) >= int(hi))          # g(a) == hi from it on
+        base = max(start - 1, -_INT32_LIMIT)
+        top = min(end, _INT32_LIMIT - 1)
+        entries = top - base + 1
+        if entries > max_entries:
+            return
+        self.table = g(np.arange(base, top + 1, dtype=np.int64)).astype(np.int8)
+        matrix = np.empty((depth + 1, rows), np.float64)
+        matrix[:depth] = w.T
+        matrix[depth] = consts
+        self.matrix = matrix
+        self.index_offset = _INT32_LIMIT + base
+        # raw sums below 2^24 (any order): float32 products, the constants added in int64
+        biggest_raw = max(abs(int(input_range[0])), abs(int(input_range[1])))
+        self.weights32 = (np.ascontiguousarray(w.T.astype(np.float32))
+                          if int(np.abs(w).sum(axis=1).max(initial=0)) * biggest_raw < (1 << 24) else None)
+        self.consts = consts
+        self.available = True
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``x``: (N, depth) raw int8 inputs; ``out``: (N, rows) int8, written."""
+        n, depth = x.shape
+        if self.weights32 is not None:
+            index = (x.astype(np.float32) @ self.weights32).astype(np.int64)
+            index += self.consts
+        else:
+            x_aug = np.empty((n, depth + 1), np.float64)
+            x_aug[:, :-1] = x
+            x_aug[:, -1] = 1.0
+            index = (x_aug @ self.matrix).astype(np.int64)
+        index &= 0xFFFFFFFF
+        index -= self.index_offset
+        np.take(self.table, index, out=out, mode="clip")
