@@ -22,7 +22,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.float_math import math_for
-from .internal.fused_requant import FoldedFcStage
+from .internal.fused_requant import FoldedFcStage, OutputTable
 from .internal.libm_float import activation_value_float
 from .internal.matmul import float32_sequential_matmul
 from .internal.quantization import clip_into, multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
@@ -208,6 +208,19 @@ class Svdf(Kernel):
             data.weights_time_last = data.weights_time[:, -1]
             data.fast = Svdf._fast_feature_stage(data)
             data.fast_tables = {}
+            # host tables of the two output stages (int8 state; single invokes)
+            data.feature_table = data.time_table = None
+            if data.state_min == -128 and data.state_max == 127 and not data.feature_may_wrap:
+                zp = data.activation_state_zero_point
+                table = OutputTable(data.effective_scale_1_a, data.effective_scale_1_b,
+                                    data.state_min, data.state_max,
+                                    post=lambda v: (v + zp + 128) % 256 - 128)
+                data.feature_table = table if table.available else None
+            if not data.time_may_wrap:
+                zp = data.output_zero_point
+                table = OutputTable(data.effective_scale_2_a, data.effective_scale_2_b,
+                                    -128 - zp, 127 - zp, post=lambda v: v + zp)
+                data.time_table = table if table.available else None
         else:
             data.weights_feature = np.ascontiguousarray(np.asarray(wf, dtype=np.float32).T)
             data.weights_time = np.asarray(wt, dtype=np.float32).reshape(data.num_filters,
@@ -261,6 +274,11 @@ class Svdf(Kernel):
         xin = x.astype(data.feature_dtype)
         xin -= data.input_zero_point
         dot = (xin @ data.weights_feature_exact).astype(np.int64)                 # (b, f)
+        if data.feature_table is not None:
+            # the clamped value + zero point, wrapped to the int8 state (as below)
+            data.feature_table.read(dot, mem[:, :, -1])
+            self._time_stage(data, mem, out, data.batch_size, uniform)
+            return
         if data.feature_may_wrap:
             dot = wrap_int32(dot)
         dot = multiply_by_quantized_multiplier(dot, data.effective_scale_1_a,
@@ -292,6 +310,9 @@ class Svdf(Kernel):
         else:
             units = scratch.reshape(batch, data.num_units, data.rank).sum(axis=2)
         acc = units + data.bias
+        if data.time_table is not None:
+            data.time_table.read(acc, out.reshape(batch, data.num_units))
+            return
         if data.time_may_wrap:
             acc = wrap_int32(acc)
         acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,

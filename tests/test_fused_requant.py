@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kernels.internal.fused_requant import FoldedFcStage, ProductRequant, SaturatingTableFc
+from kernels.internal.fused_requant import (FoldedFcStage, OutputTable, ProductRequant,
+                                           SaturatingTableFc)
 from micro_runtime.batched import Evaluator
 from tests.strategies import arrays
 from tests.test_batched import per_sample, random_samples
@@ -317,3 +318,26 @@ def test_saturating_table_fc_sweeps(m):
                     assert out[i, row] == min(max(ref_mbqm(total, m, shift) + zp, lo), hi)
                 checked += len(acc)
     assert checked > 1_000_000
+
+
+@pytest.mark.parametrize("m", [v for v in MULTIPLIERS if v])
+def test_output_table_at_boundaries(m):
+    """OutputTable (SVDF's two output stages in single invokes): every boundary accumulator
+    of right shifts 0..14 over the whole int32 range, the int32 extremes and random ones,
+    with an int8 clamp and a zero point + int8 wrap applied after it (the state's
+    conversion), against the TFLM transcription; left shifts are declined."""
+    rng = np.random.default_rng(m % 991)
+    assert not OutputTable(m, 1, -128, 127).available
+    for shift in range(0, -15, -1):
+        zp = int(rng.integers(-128, 128))
+        table = OutputTable(m, shift, -128, 127, post=lambda v: (v + zp + 128) % 256 - 128)
+        if not table.available:
+            assert shift <= -9
+            continue
+        accs = boundary_accumulators(m, shift) + [-(1 << 31), (1 << 31) - 1]
+        accs = np.array(accs + list(rng.integers(-(1 << 31), 1 << 31, 2000)), dtype=np.int64)
+        out = np.empty(accs.shape, np.int8)
+        table.read(accs.copy(), out)
+        for a, got in zip(accs, out):
+            want = min(max(ref_mbqm(int(a), m, shift), -128), 127)
+            assert int(got) == (want + zp + 128) % 256 - 128, (m, shift, int(a))

@@ -380,3 +380,52 @@ class SaturatingTableFc:
         index &= 0xFFFFFFFF
         index -= self.index_offset
         np.take(self.table, index, out=out, mode="clip")
+
+
+class OutputTable:
+    """post(clamp(MultiplyByQuantizedMultiplier(acc, m, shift), lo, hi)) for int32
+    accumulators, read from a host table: the clamped value is monotone in acc (m >= 0,
+    right shifts only), so it is constant below ``base`` and from ``base + len - 1`` on,
+    and the table (built by the plain routine, ``post`` applied element-wise, e.g. a zero
+    point and a C conversion) read with mode="clip" at acc - base gives it for every
+    accumulator. ``available`` is False for left shifts or a table longer than
+    ``max_entries``."""
+
+    def __init__(self, multiplier: int, shift: int, lo: int, hi: int, post=None,
+                 dtype=np.int8, max_entries: int = 1 << 18):
+        from .quantization import multiply_by_quantized_multiplier
+        self.available = False
+        m, s = int(multiplier), int(shift)
+        if s > 0 or not _valid_multiplier(m):
+            return
+
+        def inner(a):
+            return np.clip(multiply_by_quantized_multiplier(np.asarray(a, np.int64), m, s), lo, hi)
+
+        def first(pred) -> int:
+            low, high = -_INT32_LIMIT, _INT32_LIMIT
+            while low < high:
+                mid = (low + high) // 2
+                if pred(mid):
+                    high = mid
+                else:
+                    low = mid + 1
+            return low
+
+        start = first(lambda a: int(inner(a)) > lo)
+        end = first(lambda a: int(inner(a)) >= hi)
+        base = max(start - 1, -_INT32_LIMIT)
+        top = min(end, _INT32_LIMIT - 1)
+        if top - base + 1 > max_entries:
+            return
+        values = inner(np.arange(base, top + 1, dtype=np.int64))
+        if post is not None:
+            values = post(values)
+        self.table = np.asarray(values).astype(dtype)
+        self.base = base
+        self.available = True
+
+    def read(self, acc: np.ndarray, out: np.ndarray) -> None:
+        """``acc``: int64 accumulators (int32 values) -- modified; ``out`` written."""
+        acc -= self.base
+        np.take(self.table, acc, out=out, mode="clip")
