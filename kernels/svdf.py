@@ -12,6 +12,11 @@ int32 accumulation); float32 sums keep TFLM's order (one float32 multiply-add pe
 and the float activation is TFLM's ActivationValFloat (TANH through glibc's tanhf). The
 int8 output ignores the fused activation (TFLM's integer kernel only clamps to int8).
 
+Host-side shortcuts (same integers): int8 states read both output stages from tables
+(:class:`OutputTable`); in batched evaluation, a block whose state rows all hold the reset
+value (checked each invoke) skips the no-op shift, and for rank 1 takes each output from a
+per-filter table of the newest value (built by the plain path) after the folded feature FC.
+
 Refused although TFLM's prepare accepts them (TFLM then crashes or reads out of bounds):
 a missing bias, and int8 models whose time weights and state differ in type.
 """

@@ -20,7 +20,11 @@ prepare (the LSTM's intermediate tensors are not read).
 Vectorisation: batches are independent, so both layouts are computed for every batch at
 once per time step (TFLM walks batch-major inputs one batch at a time; the arithmetic is
 the same), the four gates' weights sit side by side (one matmul per FC kind), and the
-input FCs of all time steps are computed before the time loop. Float32 FC sums keep
+input FCs of all time steps are computed before the time loop. The int8 path runs
+:class:`_FastInt8Plan` where its preconditions hold (checked in prepare: accumulators that
+cannot wrap, sums exact in float64, multipliers as QuantizeMultiplier makes them): the
+same integer results in folded passes (kernels/internal/fused_requant.py), gate layout
+(gate rows, samples). Float32 FC sums keep
 TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf
 (glibc's; newlib's on Cortex-M: :mod:`kernels.internal.float_math`).
 """
