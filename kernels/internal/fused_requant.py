@@ -294,6 +294,43 @@ class ProductRequant:
         return p
 
 
+def _saturation_range(multiplier: int, shift: int, lo: int, hi: int,
+                      clamped) -> Optional[Tuple[int, int]]:
+    """(base, top): the int32 accumulators from which clamp(MBQM(acc, m, shift), lo, hi)
+    -- ``clamped``, the vectorised routine, monotone for m >= 0 and shift <= 0 -- can
+    differ from lo (base: the last one still giving lo) up to the first one giving hi. The
+    search uses the closed form floor((acc*m + 2^30) / 2^31) then the rounding shift on
+    Python ints; the ends are then checked with ``clamped`` itself (None if they
+    disagree: the caller keeps its plain path), which is all the table needs: by
+    monotonicity every accumulator below base gives lo and every one from top on hi."""
+    m, r = int(multiplier), -int(shift)
+
+    def value(a: int) -> int:
+        q = (a * m + (1 << 30)) >> 31
+        if r > 0:
+            q = (q + (1 << (r - 1)) - (1 if q < 0 else 0)) >> r
+        return min(max(q, lo), hi)
+
+    def first(pred) -> int:
+        low, high = -_INT32_LIMIT, _INT32_LIMIT
+        while low < high:
+            mid = (low + high) // 2
+            if pred(mid):
+                high = mid
+            else:
+                low = mid + 1
+        return low
+
+    base = max(first(lambda a: value(a) > lo) - 1, -_INT32_LIMIT)
+    top = min(first(lambda a: value(a) >= hi), _INT32_LIMIT - 1)
+    ends = clamped(np.array([base, top], dtype=np.int64))
+    if base > -_INT32_LIMIT and int(ends[0]) != lo:
+        return None
+    if top < _INT32_LIMIT - 1 and int(ends[1]) != hi:
+        return None
+    return base, top        # monotone: every accumulator below base gives lo, from top on hi
+
+
 class SaturatingTableFc:
     """A per-tensor int8 fully connected layer whose output stage is read from a table of
     the accumulators it does not saturate (host-side, built from the plain routine).
@@ -330,26 +367,20 @@ class SaturatingTableFc:
         if float(np.abs(w).sum(axis=1).max(initial=0)) * biggest + float(np.abs(consts).max(initial=0)) >= 2.0 ** 52:
             return
 
-        def g(a):
+        zp = int(output_offset)
+
+        def clamped(a):
             a = np.asarray(a, dtype=np.int64)
-            return np.clip(multiply_by_quantized_multiplier(a, int(multiplier), int(shift))
-                           + int(output_offset), int(lo), int(hi))
+            return np.clip(multiply_by_quantized_multiplier(a, int(multiplier), int(shift)),
+                           int(lo) - zp, int(hi) - zp)
 
-        def first(pred) -> int:
-            """The smallest int32 a with pred(a) (pred monotone False -> True), or 2^31."""
-            low, high = -_INT32_LIMIT, _INT32_LIMIT          # pred(high) taken as True
-            while low < high:
-                mid = (low + high) // 2
-                if pred(mid):
-                    high = mid
-                else:
-                    low = mid + 1
-            return low
+        def g(a):
+            return clamped(a) + zp
 
-        start = first(lambda a: int(g(a)) > int(lo))         # g(a) == lo below it
-        end = first(lambda a: int(g(a)) >= int(hi))          # g(a) == hi from it on
-        base = max(start - 1, -_INT32_LIMIT)
-        top = min(end, _INT32_LIMIT - 1)
+        ends = _saturation_range(multiplier, shift, int(lo) - zp, int(hi) - zp, clamped)
+        if ends is None:
+            return
+        base, top = ends
         entries = top - base + 1
         if entries > max_entries:
             return
@@ -402,20 +433,10 @@ class OutputTable:
         def inner(a):
             return np.clip(multiply_by_quantized_multiplier(np.asarray(a, np.int64), m, s), lo, hi)
 
-        def first(pred) -> int:
-            low, high = -_INT32_LIMIT, _INT32_LIMIT
-            while low < high:
-                mid = (low + high) // 2
-                if pred(mid):
-                    high = mid
-                else:
-                    low = mid + 1
-            return low
-
-        start = first(lambda a: int(inner(a)) > lo)
-        end = first(lambda a: int(inner(a)) >= hi)
-        base = max(start - 1, -_INT32_LIMIT)
-        top = min(end, _INT32_LIMIT - 1)
+        ends = _saturation_range(m, s, lo, hi, inner)
+        if ends is None:
+            return
+        base, top = ends
         if top - base + 1 > max_entries:
             return
         values = inner(np.arange(base, top + 1, dtype=np.int64))
