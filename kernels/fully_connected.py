@@ -15,6 +15,7 @@ from .internal.quantization import (ChannelRequantizer, activation_range_float, 
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
+from .internal.fused_requant import FoldedFcStage, SaturatingTableFc
 from .internal.matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
@@ -41,6 +42,7 @@ class OpData:
                             # (None for weights computed at run time, e.g. a DECODE output)
     bias = None
     requantizer = None      # output stage with fixed constants (constant weights and bias)
+    folded = None           # SaturatingTableFc / FoldedFcStage of int8 per-tensor layers
 
 
 @register
@@ -119,6 +121,7 @@ class FullyConnected(Kernel):
         data.bias = None if bias is None or bias.data is None else self._bias(data, bias.data)
         if inp.type != FLOAT32 and data.weights is not None and (bias is None or data.bias is not None):
             data.requantizer = self._requantizer(data, inp.type)
+            data.folded = self._folded_stage(data, inp.type)
         ctx.release(inp, flt, bias, out)
 
     @staticmethod
@@ -153,6 +156,26 @@ class FullyConnected(Kernel):
         bound = float((np.abs(data.weights).sum(axis=0) * limit).max(initial=0))
         return ChannelRequantizer(multiplier, shift, data.bias, data.output_zero_point,
                                   data.act_min, data.act_max, data.int64_accum, bound)
+
+    @staticmethod
+    def _folded_stage(data, input_type):
+        """The int8 per-tensor output stage folded with the product
+        (:class:`FoldedFcStage`: one float64 product with the bias column, five int32
+        passes; exact, tests/test_fused_requant.py), or None where it does not apply (the
+        requantizer path then runs)."""
+        if input_type != INT8 or data.is_per_channel or data.int64_accum:
+            return None
+        weights = np.rint(data.weights.T).astype(np.int64)          # (outputs, depth)
+        o = data.output_depth
+        table = SaturatingTableFc(weights, -data.input_zero_point, (-128, 127), data.bias,
+                                  data.output_multiplier, data.output_shift,
+                                  data.output_zero_point, data.act_min, data.act_max)
+        if table.available:
+            return table
+        stage = FoldedFcStage(weights, -data.input_zero_point, (-128, 127), data.bias,
+                              [data.output_multiplier] * o, [data.output_shift] * o,
+                              data.output_zero_point, data.act_min, data.act_max)
+        return stage if stage.available and stage.uniform_limit is not None else None
 
     def _prepare_quantized(self, ctx, node, data, params, inp, flt, bias, out):
         q = flt.quantization
@@ -214,6 +237,14 @@ class FullyConnected(Kernel):
             if bias is not None:
                 total = total + bias
             np.copyto(flat_out, np.minimum(np.maximum(total, lo), hi).reshape(-1))
+            return
+        if isinstance(data.folded, SaturatingTableFc) and out.dtype == np.int8:
+            data.folded(x.reshape(-1)[: b * d].reshape(b, d), flat_out.reshape(b, o))
+            return
+        if isinstance(data.folded, FoldedFcStage):
+            q = data.folded.rows_last(x.reshape(-1)[: b * d].reshape(b, d))
+            q -= data.folded.offset
+            np.copyto(flat_out.reshape(b, o), q, casting="unsafe")
             return
         xin = np.subtract(x.reshape(-1)[: b * d].reshape(b, d), data.input_zero_point,
                           dtype=np.float64)

@@ -12,6 +12,11 @@ int32 accumulation); float32 sums keep TFLM's order (one float32 multiply-add pe
 and the float activation is TFLM's ActivationValFloat (TANH through glibc's tanhf). The
 int8 output ignores the fused activation (TFLM's integer kernel only clamps to int8).
 
+Host-side shortcuts (same integers): int8 states read both output stages from tables
+(:class:`OutputTable`); in batched evaluation, a block whose state rows all hold the reset
+value (checked each invoke) skips the no-op shift, and for rank 1 takes each output from a
+per-filter table of the newest value (built by the plain path) after the folded feature FC.
+
 Refused although TFLM's prepare accepts them (TFLM then crashes or reads out of bounds):
 a missing bias, and int8 models whose time weights and state differ in type.
 """
@@ -22,6 +27,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.float_math import math_for
+from .internal.fused_requant import FoldedFcStage, OutputTable
 from .internal.libm_float import activation_value_float
 from .internal.matmul import float32_sequential_matmul
 from .internal.quantization import clip_into, multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
@@ -42,6 +48,7 @@ class OpData:
     input_zero_point = 0
     output_zero_point = 0
     activation_state_zero_point = 0
+    fast = None     # FoldedFcStage of the int8 feature FC when the table path applies
 
 
 @register
@@ -204,11 +211,41 @@ class Svdf(Kernel):
             # all memory slots but the newest, summed per filter (a uniform state's share)
             data.weights_time_head = data.weights_time[:, :-1].sum(axis=1)
             data.weights_time_last = data.weights_time[:, -1]
+            data.fast = Svdf._fast_feature_stage(data)
+            data.fast_tables = {}
+            # host tables of the two output stages (int8 state; single invokes)
+            data.feature_table = data.time_table = None
+            if data.state_min == -128 and data.state_max == 127 and not data.feature_may_wrap:
+                zp = data.activation_state_zero_point
+                table = OutputTable(data.effective_scale_1_a, data.effective_scale_1_b,
+                                    data.state_min, data.state_max,
+                                    post=lambda v: (v + zp + 128) % 256 - 128)
+                data.feature_table = table if table.available else None
+            if not data.time_may_wrap:
+                zp = data.output_zero_point
+                table = OutputTable(data.effective_scale_2_a, data.effective_scale_2_b,
+                                    -128 - zp, 127 - zp, post=lambda v: v + zp)
+                data.time_table = table if table.available else None
         else:
             data.weights_feature = np.ascontiguousarray(np.asarray(wf, dtype=np.float32).T)
             data.weights_time = np.asarray(wt, dtype=np.float32).reshape(data.num_filters,
                                                                          data.memory_size)
             data.bias = np.asarray(bias, np.float32).reshape(-1)[:data.num_units]
+
+    @staticmethod
+    def _fast_feature_stage(data):
+        """The folded feature FC (:class:`FoldedFcStage`: one float64 product, five int32
+        passes, exact; tests/test_fused_requant.py) for int8 states and rank 1, where a
+        uniform state makes each output a function of its filter's newest value alone
+        (see :meth:`_invoke_int8_uniform`); None otherwise."""
+        if data.rank != 1 or data.state_min != -128 or data.state_max != 127:
+            return None
+        weights = np.rint(data.weights_feature.T).astype(np.int64)          # (filters, input)
+        stage = FoldedFcStage(weights, -data.input_zero_point, (-128, 127), None,
+                              [data.effective_scale_1_a] * data.num_filters,
+                              [data.effective_scale_1_b] * data.num_filters, 0,
+                              data.state_min, data.state_max)
+        return stage if stage.available and stage.uniform_limit is not None else None
 
     def invoke(self, ctx, node):
         data = node.user_data
@@ -223,10 +260,12 @@ class Svdf(Kernel):
         # a block's state rows all hold the reset value (checked, not assumed): then every
         # slot but the newest holds that one value after the shift
         uniform = None
-        if ctx.block_samples and x.dtype != np.float32 and flat.size and (flat == flat[0]).all():
+        if ctx.block_samples and x.dtype != np.float32 and flat.size and _is_uniform(flat):
             uniform = int(flat[0])
-        # the whole flat state moves one element towards the front (the last one stays)
-        np.copyto(flat[:-1], flat[1:])
+        # the whole flat state moves one element towards the front (the last one stays);
+        # on a uniform state that changes nothing
+        if uniform is None:
+            np.copyto(flat[:-1], flat[1:])
         mem = flat.reshape(b, f, m)
         if x.dtype == np.float32:
             self._invoke_float(data, x.reshape(b, -1), mem, out, math_for(ctx.target))
@@ -234,17 +273,31 @@ class Svdf(Kernel):
             self._invoke_int8(data, x.reshape(b, -1), mem, out, uniform)
 
     def _invoke_int8(self, data, x, mem, out, uniform=None):
+        if uniform is not None and data.fast is not None:
+            self._invoke_int8_uniform(data, x, mem, out, uniform)
+            return
         xin = x.astype(data.feature_dtype)
         xin -= data.input_zero_point
         dot = (xin @ data.weights_feature_exact).astype(np.int64)                 # (b, f)
+        if data.feature_table is not None:
+            # the clamped value + zero point, wrapped to the int8 state (as below)
+            data.feature_table.read(dot, mem[:, :, -1])
+            self._time_stage(data, mem, out, data.batch_size, uniform)
+            return
         if data.feature_may_wrap:
             dot = wrap_int32(dot)
         dot = multiply_by_quantized_multiplier(dot, data.effective_scale_1_a,
                                                data.effective_scale_1_b)
         clip_into(dot, data.state_min, data.state_max, out=dot)
         dot += data.activation_state_zero_point
+        np.copyto(mem[:, :, -1], dot, casting="unsafe")  # C conversion to the state type wraps
+        self._time_stage(data, mem, out, data.batch_size, uniform)
+
+    @staticmethod
+    def _time_stage(data, mem, out, batch: int, uniform=None) -> None:
+        """The int8 path after the newest memory slot is written: the time sums (every
+        slot but the newest = ``uniform`` when given), rank sums, bias, output stage."""
         newest = mem[:, :, -1]
-        np.copyto(newest, dot, casting="unsafe")        # C conversion to the state type wraps
         zero_point = data.activation_state_zero_point
         if uniform is None and data.weights_time_f64 is None:
             sums = np.einsum("bfm,fm->bf", mem.astype(np.int64) - zero_point, data.weights_time)
@@ -258,17 +311,53 @@ class Svdf(Kernel):
             sums += (uniform - zero_point) * data.weights_time_head
         scratch = wrap_int32(sums) if data.time_may_wrap else sums
         if data.rank == 1:
-            units = scratch.reshape(data.batch_size, data.num_units)
+            units = scratch.reshape(batch, data.num_units)
         else:
-            units = scratch.reshape(data.batch_size, data.num_units, data.rank).sum(axis=2)
+            units = scratch.reshape(batch, data.num_units, data.rank).sum(axis=2)
         acc = units + data.bias
+        if data.time_table is not None:
+            data.time_table.read(acc, out.reshape(batch, data.num_units))
+            return
         if data.time_may_wrap:
             acc = wrap_int32(acc)
         acc = multiply_by_quantized_multiplier(acc, data.effective_scale_2_a,
                                                data.effective_scale_2_b)
         acc += data.output_zero_point
         clip_into(acc, -128, 127, out=acc)
-        np.copyto(out.reshape(data.batch_size, data.num_units), acc, casting="unsafe")
+        np.copyto(out.reshape(batch, data.num_units), acc, casting="unsafe")
+
+    def _output_table(self, data, uniform: int) -> np.ndarray:
+        """(filters x 256) int8: the output of each filter (rank 1: unit = filter) for
+        each clamped feature value c = -128..127 (entry c + 128) when every older memory
+        slot holds ``uniform``, computed by this kernel's own integer path
+        (:meth:`_invoke_int8`, plain form) on all 256 values at once."""
+        table = data.fast_tables.get(uniform)
+        if table is None:
+            f, m = data.num_filters, data.memory_size
+            values = np.arange(-128, 128, dtype=np.int64)
+            mem = np.full((256, f, m), uniform, dtype=np.int8)
+            # the newest slot as the plain path writes it: value + zero point, wrapped
+            newest = np.broadcast_to((values + data.activation_state_zero_point)[:, None], (256, f))
+            np.copyto(mem[:, :, -1], newest, casting="unsafe")
+            out = np.empty((256, f), dtype=np.int8)
+            self._time_stage(data, mem, out, 256)      # the general (einsum) form
+            table = np.ascontiguousarray(out.T)
+            data.fast_tables[uniform] = table
+        return table
+
+    def _invoke_int8_uniform(self, data, x, mem, out, uniform: int) -> None:
+        """A block whose state rows all hold ``uniform``: the folded feature FC gives each
+        filter's clamped value c (offset by the stage's constant), the newest state slot
+        is c + zero point (wrapped to int8 as the plain path's C conversion), and the
+        output is the filter's table entry for c (:meth:`_output_table`)."""
+        b, f = x.shape[0], data.num_filters
+        stage = data.fast
+        q = stage.rows_last(x)                                       # c + stage.offset
+        table = self._output_table(data, uniform)
+        index = q + (np.arange(f, dtype=np.int32) * 256 + (128 - stage.offset))
+        np.take(table.reshape(-1), index, out=out.reshape(b, f))
+        q += data.activation_state_zero_point - stage.offset
+        np.copyto(mem[:, :, -1], q, casting="unsafe")
 
     def _invoke_float(self, data, x, mem, out, math=None):
         """``math``: the C library's float functions of the target's build (sigmoid and
@@ -285,3 +374,13 @@ class Svdf(Kernel):
             total += grouped[:, :, r]
         np.copyto(out.reshape(-1), activation_value_float(data.activation, total,
                                                           math.expf, math.tanhf).reshape(-1))
+
+
+def _is_uniform(flat: np.ndarray) -> bool:
+    """Whether every element of the flat state equals the first (compared eight bytes at
+    a time when the layout allows)."""
+    if flat.dtype.itemsize == 1 and flat.size % 8 == 0 and flat.flags.c_contiguous \
+            and flat.ctypes.data % 8 == 0:
+        words = flat.view(np.uint64)
+        return bool((words == words[0]).all()) and bool((flat[:8] == flat[0]).all())
+    return bool((flat == flat[0]).all())

@@ -20,7 +20,11 @@ prepare (the LSTM's intermediate tensors are not read).
 Vectorisation: batches are independent, so both layouts are computed for every batch at
 once per time step (TFLM walks batch-major inputs one batch at a time; the arithmetic is
 the same), the four gates' weights sit side by side (one matmul per FC kind), and the
-input FCs of all time steps are computed before the time loop. Float32 FC sums keep
+input FCs of all time steps are computed before the time loop. The int8 path runs
+:class:`_FastInt8Plan` where its preconditions hold (checked in prepare: accumulators that
+cannot wrap, sums exact in float64, multipliers as QuantizeMultiplier makes them): the
+same integer results in folded passes (kernels/internal/fused_requant.py), gate layout
+(gate rows, samples). Float32 FC sums keep
 TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf
 (glibc's; newlib's on Cortex-M: :mod:`kernels.internal.float_math`).
 """
@@ -31,10 +35,11 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.float_math import FloatMath, math_for
+from .internal.fused_requant import FoldedFcStage, ProductRequant
 from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
-from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, multiply_by_quantized_multiplier,
+from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, clip_into, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -87,6 +92,7 @@ class OpData:
     kind = "float32"
     rec_sums_checked = True     # check the recurrent sums' float64 exactness per step
     rec_dtype = None            # float dtype of the exact recurrent products (None: checked float64)
+    fast = None                 # _FastInt8Plan of the int8 path (None: the plain path)
 
 
 def _clamp(x, lo, hi):
@@ -272,6 +278,7 @@ class UnidirectionalSequenceLstm(Kernel):
             data.rec_requantizer = ChannelRequantizer(
                 data.rec_multipliers, data.rec_shifts, None, 0, -32768, 32767,
                 int64_accum=data.kind == "int16", acc_bound=rec_bound)
+            data.fast = _FastInt8Plan.build(data) if data.kind == "int8" else None
 
     def _prepare_integer(self, ctx, data, t, params):
         inp, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
@@ -388,6 +395,9 @@ class UnidirectionalSequenceLstm(Kernel):
         return _clamp(prod + p.offset, p.lo, p.hi)
 
     def _run_integer(self, data, steps, hidden, cell, out):
+        if data.fast is not None and data.fast.ready(data):
+            data.fast.run(data, steps, hidden, cell, out)
+            return
         n = data.state_dimension
         t_steps, n_batch = steps.shape[0], steps.shape[1]
         # the input FCs of all four gates for every time step at once: (T, B, 4n)
@@ -454,3 +464,169 @@ class UnidirectionalSequenceLstm(Kernel):
             cell[...] = c
             hidden[...] = _clamp_float(math.tanhf(c) * output_gate)
             self._store(data, out, t, hidden)
+
+
+#: gate order of the fast path's rows: the three sigmoid gates (input, forget, output)
+#: side by side, then the cell gate
+_FAST_GATE_ORDER = (0, 1, 3, 2)
+#: samples per pass of the fast path's time loop: its per-step arrays stay in the cache
+_FAST_CHUNK = 1024
+#: at most this many (step, sample) columns: the input FCs of all steps in one pass
+_FAST_BULK_COLUMNS = 256
+
+
+class _FastInt8Plan:
+    """The int8 LSTM step in folded passes (every one proven equal to TFLM's integer
+    routine on every input, see :mod:`kernels.internal.fused_requant`; tests:
+    tests/test_fused_requant.py). Layout: (gate rows, samples) -- rows are the four
+    gates' units in :data:`_FAST_GATE_ORDER`, columns the batch (each column one
+    independent sequence), so every per-step array is contiguous per gate.
+
+    Per step: both gate FCs with their requantisation and int16 clamp
+    (:class:`FoldedFcStage`, results offset by a constant), their saturating sum as one
+    clamp of the offset sum, the sigmoid / cell-gate values read from tables indexed by
+    that offset sum (the int16 tables of the plain path, laid out by value and shifted by
+    the offset), the two cell products and the hidden product requantised by
+    :class:`ProductRequant` (int32 when it fits), the cell clamp and clip as one clip
+    (the products' own int16 clamps are skipped where the product's range cannot reach
+    them), tanh of the cell from its table."""
+
+    @classmethod
+    def build(cls, data) -> "_FastInt8Plan":
+        n = data.state_dimension
+        order = np.concatenate([np.arange(g * n, (g + 1) * n) for g in _FAST_GATE_ORDER])
+        w_in = np.rint(data.w_in_all.T[order]).astype(np.int64)
+        w_rec = np.rint(data.w_rec_all.T[order]).astype(np.int64)
+        stage_in = FoldedFcStage(w_in, data.in_offset, (-128, 127), data.bias_all[order],
+                                 data.in_multipliers[order], data.in_shifts[order], 0, -32768, 32767,
+                                 min_offset=16384)
+        stage_rec = FoldedFcStage(w_rec, data.rec_offset, (-128, 127), None,
+                                  data.rec_multipliers[order], data.rec_shifts[order], 0,
+                                  -32768, 32767, min_offset=16384)
+        if stage_in.available and stage_rec.available and stage_in.offset != stage_rec.offset:
+            # one offset for both: their int32 passes run once on the stacked products
+            # (when the larger offset fits both)
+            common = max(stage_in.offset_o, stage_rec.offset_o)
+            same_in = FoldedFcStage(w_in, data.in_offset, (-128, 127), data.bias_all[order],
+                                    data.in_multipliers[order], data.in_shifts[order], 0,
+                                    -32768, 32767, min_offset=common)
+            same_rec = FoldedFcStage(w_rec, data.rec_offset, (-128, 127), None,
+                                     data.rec_multipliers[order], data.rec_shifts[order], 0,
+                                     -32768, 32767, min_offset=common)
+            if same_in.available and same_rec.available:
+                stage_in, stage_rec = same_in, same_rec
+        products = 1 << 30          # |int16 x int16| (sigmoid / tanh outputs and cell states)
+        fcm, im, om = data.forget_cell_mul, data.input_mul, data.output_mul
+        forget = ProductRequant(fcm.multiplier, fcm.shift, fcm.offset, fcm.lo, fcm.hi, products)
+        inp = ProductRequant(im.multiplier, im.shift, im.offset, im.lo, im.hi, products)
+        output = ProductRequant(om.multiplier, om.shift, om.offset, om.lo, om.hi, products)
+        if not all(p.available for p in (stage_in, stage_rec, forget, inp, output)):
+            return None
+        if forget.zp or inp.zp or fcm.offset or im.offset:
+            return None
+        plan = cls()
+        plan.n = n
+        plan.stage_in, plan.stage_rec = stage_in, stage_rec
+        plan.stacked = stage_in.offset == stage_rec.offset
+        plan.forget, plan.input, plan.output = forget, inp, output
+        plan.sum_offset = stage_in.offset + stage_rec.offset
+        if data.cell_clip > 0:
+            q = data.quantized_cell_clip
+            plan.cell_lo, plan.cell_hi = max(-32768, -q), min(32767, q)
+        else:
+            plan.cell_lo, plan.cell_hi = -32768, 32767
+        plan.tables = None
+        return plan
+
+    def ready(self, data) -> bool:
+        """Builds the offset tables from the plain path's int16 tables on first use."""
+        if self.tables is None:
+            def by_value(table):        # int16_table is ordered by the two-byte pattern
+                return np.concatenate([table[32768:], table[:32768]]).astype(np.int32)
+            cell_gate = (data.cell_gate_table if data.cell_gate_table is not None
+                         else int16_table(lambda v: v))          # the sum itself
+            # entry sum_offset + v holds f(v) for every int16 v, the entries below f(-32768):
+            # read with mode="clip", an index below sum_offset - 32768 (or below 0) gives
+            # f(-32768) and one above sum_offset + 32767 gives f(32767), which is the
+            # saturating int16 sum of the two gate terms
+            base = self.sum_offset - 32768
+            tables = []
+            for table in (data.sigmoid_table, cell_gate):
+                values = by_value(table)
+                padded = np.empty(base + 65536, np.int32)
+                padded[:base] = values[0]
+                padded[base:] = values
+                tables.append(padded)
+            self.tables = tables
+            self.tanh_cell_by_pattern = np.asarray(data.tanh_cell_table, np.int32)
+        return True
+
+    def run(self, data, steps, hidden, cell, out) -> None:
+        """``steps``: (time, batch, input) int8; ``hidden`` (batch, n) int8 and ``cell``
+        (batch, n) int16 states, updated; ``out``: the op's output array."""
+        t_steps, n_batch = steps.shape[0], steps.shape[1]
+        for start in range(0, n_batch, _FAST_CHUNK):
+            stop = min(n_batch, start + _FAST_CHUNK)
+            hs = self._run_chunk(steps[:, start:stop], hidden[start:stop], cell[start:stop])
+            if data.time_major:
+                out[:, start:stop, :] = hs.transpose(0, 2, 1)
+            else:
+                out[start:stop] = hs.transpose(2, 0, 1)
+
+    def _run_chunk(self, steps, hidden, cell):
+        n = self.n
+        t_steps, cols, depth = steps.shape
+        rows = 4 * n
+        x_in = np.ones((depth + 1, cols), np.float64)
+        x_rec = np.ones((n + 1, cols), np.float64)
+        x_rec[:n] = hidden.T
+        work_in = np.empty((rows, cols), np.float64)
+        work_rec = np.empty((rows, cols), np.float64)
+        c = cell.T.astype(np.int32)
+        hs = np.empty((t_steps, n, cols), np.int8)
+        index = np.empty((rows, cols), np.int32)
+        gates = np.empty((rows, cols), np.int32)
+        sig_table, cell_table = self.tables
+        tanh_table = self.tanh_cell_by_pattern
+        forget, input_mul, output = self.forget, self.input, self.output
+        cell_lo, cell_hi = self.cell_lo, self.cell_hi
+        s3 = 3 * n
+        bulk = None
+        if t_steps * cols <= _FAST_BULK_COLUMNS or not self.stacked:
+            # few samples (a single invoke; or stages with different offsets): the input
+            # FCs of every step in one pass -- the same arithmetic, column by column
+            x_all = np.ones((depth + 1, t_steps * cols), np.float64)
+            x_all[:depth] = steps.reshape(t_steps * cols, depth).T
+            bulk = self.stage_in(x_all, np.empty((rows, t_steps * cols), np.float64))
+        else:
+            work = np.empty((2 * rows, cols), np.float64)
+            limits, shifts = self.stage_in.stacked_constants(self.stage_rec, cols)
+            in_matrix, rec_matrix = self.stage_in.matrix, self.stage_rec.matrix
+            finish = self.stage_in.finish
+        for t in range(t_steps):
+            if bulk is None:
+                # both FCs' products stacked, their int32 passes in one go
+                x_in[:depth] = steps[t].T
+                np.matmul(in_matrix, x_in, out=work[:rows])
+                np.matmul(rec_matrix, x_rec, out=work[rows:])
+                q = finish(work, limits, shifts)
+                np.add(q[:rows], q[rows:], out=index)
+            else:
+                g_rec = self.stage_rec(x_rec, work_rec)
+                np.add(bulk[:, t * cols:(t + 1) * cols], g_rec, out=index)
+            sig_table.take(index[:s3], out=gates[:s3], mode="clip")
+            cell_table.take(index[s3:], out=gates[s3:], mode="clip")
+            fc = np.multiply(gates[n:2 * n], c)
+            fc = forget(fc)
+            ic = np.multiply(gates[:n], gates[s3:])
+            ic = input_mul(ic)
+            np.add(fc, ic, out=c)
+            clip_into(c, cell_lo, cell_hi, out=c)
+            tanh_c = tanh_table.take(c, mode="wrap")     # c's two-byte pattern
+            tanh_c *= gates[2 * n:s3]
+            h = output(tanh_c)
+            x_rec[:n] = h
+            hs[t] = h
+        hidden[...] = hs[-1].T if t_steps else hidden
+        cell[...] = c.T
+        return hs
