@@ -62,7 +62,7 @@ MAX_CACHED_BATCH = 32
 #: arena bytes (block interpreter) beyond which evaluation refuses to grow the arena
 MAX_BLOCK_ARENA = 4 << 30
 #: seconds of estimated work below which run(jobs=N) starts no worker processes
-MIN_PARALLEL_SECONDS = 0.3
+MIN_PARALLEL_SECONDS = 0.5
 
 Progress = Callable[[int, int], None]
 
@@ -106,23 +106,14 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-class _SharedArray:
-    """A numpy array in anonymous shared memory: what a forked worker writes, its parent
-    reads."""
-
-    def __init__(self, shape: Tuple[int, ...], dtype) -> None:
-        import mmap
-        dtype = np.dtype(dtype)
-        count = int(np.prod(shape, dtype=np.int64))
-        self._memory = mmap.mmap(-1, max(1, count * dtype.itemsize))
-        self.array = np.frombuffer(self._memory, dtype=dtype, count=count).reshape(shape)
-
-    def close(self) -> None:
-        self.array = None
-        try:
-            self._memory.close()
-        except BufferError:  # a view is still alive somewhere: leave it to the collector
-            pass
+def _shared_empty(shape: Tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised array in anonymous shared memory: what forked workers write there
+    their parent sees. The mapping lives as long as the array (or a view of it)."""
+    import mmap
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    memory = mmap.mmap(-1, max(1, count * dtype.itemsize))
+    return np.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
 
 
 def _plain_attributes(error: BaseException) -> Dict[str, object]:
@@ -538,35 +529,44 @@ class Evaluator:
         ``(samples, *input_shape)`` (or without the input's unit batch axis).
         ``progress(done, total)`` is called after each block. ``jobs``: worker processes
         that each run a contiguous share of the samples (see :meth:`usable_jobs`; the
-        outputs do not depend on it). The first block runs in this process, timed; the
-        workers start only when the rest would take :data:`MIN_PARALLEL_SECONDS` or more
-        (:attr:`jobs_used` says how many ran)."""
+        outputs do not depend on it). The first two blocks run in this process, the second
+        timed; the workers start only when the rest would take
+        :data:`MIN_PARALLEL_SECONDS` or more (:attr:`jobs_used` says how many ran); the
+        output arrays then live in shared memory, where the workers wrote them."""
         xs = self._check_inputs(inputs)
         total = xs[0].shape[0] if xs else 0
         workers = self.usable_jobs(jobs, total)
-        outs = [np.empty((total,) + tuple(s.shape), dtype=s.dtype) for s in self.output_specs]
         self.jobs_used = 1
         if workers <= 1:
+            outs = [np.empty((total,) + tuple(s.shape), dtype=s.dtype) for s in self.output_specs]
             self._run_into(xs, outs, total, progress)
             return outs
-        # the first block runs here, timed: worker processes only pay on longer runs
-        first = min(total, self.batch)
-        started = time.perf_counter()
-        self._run_into([x[:first] for x in xs], [o[:first] for o in outs], first,
-                       None if progress is None else (lambda done, _t: progress(done, total)))
-        rest = total - first
+        outs = [_shared_empty((total,) + tuple(s.shape), s.dtype) for s in self.output_specs]
+        # the first two blocks run here (the first warms the buffers, the second is
+        # timed): worker processes only pay for themselves on longer runs
+        done, per_sample = 0, 0.0
+        for _ in range(2):
+            count = min(self.batch, total - done)
+            if count <= 0:
+                return outs
+            started = time.perf_counter()
+            self._run_range(xs, outs, done, done + count, total, progress)
+            per_sample = (time.perf_counter() - started) / count
+            done += count
+        rest = total - done
         if rest <= 0:
             return outs
-        later = None if progress is None else (lambda done, _t: progress(first + done, total))
-        rest_xs = [x[first:] for x in xs]
-        if (time.perf_counter() - started) * rest / first < MIN_PARALLEL_SECONDS:
-            self._run_into(rest_xs, [o[first:] for o in outs], rest, later)
+        if per_sample * rest < MIN_PARALLEL_SECONDS or rest < 2:
+            self._run_range(xs, outs, done, total, total, progress)
         else:
-            workers = min(workers, max(1, rest // 2))
-            for o, part in zip(outs, self._run_parallel(rest_xs, rest, later, workers)):
-                o[first:] = part
-            self.jobs_used = workers
+            self.jobs_used = min(workers, rest // 2)
+            self._run_parallel(xs, outs, done, total, progress, self.jobs_used)
         return outs
+
+    def _run_range(self, xs, outs, start: int, stop: int, total: int, progress) -> None:
+        """Samples [start, stop) in this process; progress counted from ``start``."""
+        self._run_into([x[start:stop] for x in xs], [o[start:stop] for o in outs], stop - start,
+                       None if progress is None else (lambda d, _t: progress(start + d, total)))
 
     def usable_jobs(self, jobs: int, total: int) -> int:
         """How many processes :meth:`run` uses for ``total`` samples when asked for
@@ -597,15 +597,14 @@ class Evaluator:
                              for p in self.plan]
         self._run_sequential(xs, outs, total, progress, start=done)
 
-    def _run_parallel(self, xs, total, progress, workers) -> List[np.ndarray]:
-        """Forked workers, each running samples [start, stop) of ``xs`` (inherited, not
-        copied) into output arrays in shared anonymous memory."""
+    def _run_parallel(self, xs, outs, first: int, total: int, progress, workers: int) -> None:
+        """Samples [first, total) in forked workers, each running a contiguous share of
+        ``xs`` (inherited, not copied) into ``outs`` (arrays in shared memory)."""
         import multiprocessing
         context = multiprocessing.get_context("fork")
-        shared = [_SharedArray((total,) + tuple(s.shape), s.dtype) for s in self.output_specs]
         counter = context.Value("q", 0)
         errors = context.SimpleQueue()
-        bounds = np.linspace(0, total, workers + 1).round().astype(np.int64)
+        bounds = np.linspace(first, total, workers + 1).round().astype(np.int64)
         blocks_before = self._block is not None
 
         def work(start: int, stop: int) -> None:
@@ -616,7 +615,7 @@ class Evaluator:
                     counter.value += step
             advance.reported = 0
             try:
-                self._run_into([x[start:stop] for x in xs], [a.array[start:stop] for a in shared],
+                self._run_into([x[start:stop] for x in xs], [o[start:stop] for o in outs],
                                stop - start, advance)
             except BaseException as e:  # reported to the parent, which raises it
                 errors.put((type(e).__name__, (str(e), _plain_attributes(e))))
@@ -635,7 +634,7 @@ class Evaluator:
                     p.join(timeout=0.05)
                 if progress is not None and counter.value != reported:
                     reported = counter.value
-                    progress(reported, total)
+                    progress(first + reported, total)
             reports = []
             while not errors.empty():
                 reports.append(errors.get())
@@ -649,16 +648,13 @@ class Evaluator:
                 self._block = None
                 self.sequential_reason = ended[0]
                 self.plan = [OpPlan(p.index, p.op, "per-sample", ended[0]) for p in self.plan]
-            if progress is not None and reported != total:
+            if progress is not None and first + reported != total:
                 progress(total, total)
-            return [a.array.copy() for a in shared]
         finally:
             for p in processes:
                 if p.is_alive():
                     p.terminate()
                     p.join()
-            for a in shared:
-                a.close()
 
     def _run_sequential(self, xs, outs, total, progress, start: int = 0) -> None:
         it = self.single

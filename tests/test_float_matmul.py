@@ -37,7 +37,8 @@ def test_at_once_equals_by_slices(seed, m, k, n, lead, special_share):
     rng = np.random.default_rng(seed)
     a = _array(rng, tuple(lead) + (m, k), special_share)
     b = _array(rng, (k, n), special_share)
-    assert m * k * n <= matmul.SEQUENTIAL_AT_ONCE
+    assert m * k * n * np.prod(lead, dtype=int) <= matmul.SEQUENTIAL_AT_ONCE
+    assert m * n * np.prod(lead, dtype=int) <= matmul.SEQUENTIAL_SLAB
     with np.errstate(all="ignore"):
         fast = matmul.float32_sequential_matmul(a, b)
         slow = _by_slices(a, b)

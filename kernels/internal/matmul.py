@@ -33,8 +33,11 @@ def products_fit(depth: int, max_abs_a: int, max_abs_b: int) -> bool:
     return depth * max_abs_a * max_abs_b < (1 << 53)
 
 
-#: products (elements) up to which float32_sequential_matmul takes them all at once
+#: float32_sequential_matmul forms all products at once when there are at most this many
+#: and each step of the sum adds at most SEQUENTIAL_SLAB of them (beyond, one numpy call
+#: per step costs less than the larger temporary)
 SEQUENTIAL_AT_ONCE = 1 << 16
+SEQUENTIAL_SLAB = 2048
 
 
 def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -42,7 +45,7 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     product and per addition (TFLM's ``total = 0.f; total += a * b`` loops); leading batch
     dimensions broadcast as in ``np.matmul``.
 
-    Small products (up to :data:`SEQUENTIAL_AT_ONCE` terms) are formed at once and summed
+    Small products (see :data:`SEQUENTIAL_AT_ONCE`) are formed at once and summed
     by ``np.add.accumulate`` along k, which adds strictly in order (the first term to
     +0.0, as the C loop's zero start does); larger ones, and sums that end NaN (the NaN
     an x86 addition keeps depends on its operand order, which only the loop follows), add
@@ -54,12 +57,14 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     else:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     depth = a.shape[-1]
-    if depth and math.prod(shape) * depth <= SEQUENTIAL_AT_ONCE:
-        products = a[..., :, :, None] * b[..., None, :, :]          # (..., m, k, n)
-        first = products[..., 0, :]
+    slab = math.prod(shape)
+    if depth and slab <= SEQUENTIAL_SLAB and slab * depth <= SEQUENTIAL_AT_ONCE:
+        # (..., k, m, n): each step of the sum adds one contiguous m x n slab
+        products = np.swapaxes(a, -1, -2)[..., :, :, None] * b[..., :, None, :]
+        first = products[..., 0, :, :]
         np.add(first, np.float32(0.0), out=first)
-        np.add.accumulate(products, axis=-2, out=products)
-        total = products[..., -1, :]
+        np.add.accumulate(products, axis=-3, out=products)
+        total = products[..., -1, :, :]
         if not np.isnan(total).any():
             return total
         # a NaN sum: which NaN x86 keeps depends on the operand order of each addition,
