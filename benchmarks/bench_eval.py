@@ -72,9 +72,10 @@ def sample_inputs(model, count: int, seed: int = 0):
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of its finished worker processes."""
+    """CPU time of this process (high resolution) and of its finished worker processes
+    (os.times: clock ticks)."""
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return time.process_time() + t.children_user + t.children_system
 
 
 def bench_model(oracle, name: str, rounds: int, seconds: float, batch, target: str = "host64",
