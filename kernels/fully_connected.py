@@ -15,7 +15,7 @@ from .internal.quantization import (ChannelRequantizer, activation_range_float, 
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
-from .internal.fused_requant import FoldedFcStage, SaturatingTableFc
+from .internal.folded_stages import FoldedFcStage, SaturatingTableFc
 from .internal.matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
@@ -161,7 +161,7 @@ class FullyConnected(Kernel):
     def _folded_stage(data, input_type):
         """The int8 per-tensor output stage folded with the product
         (:class:`FoldedFcStage`: one float64 product with the bias column, five int32
-        passes; exact, tests/test_fused_requant.py), or None where it does not apply (the
+        passes; exact, tests/test_folded_stages.py), or None where it does not apply (the
         requantizer path then runs)."""
         if input_type != INT8 or data.is_per_channel or data.int64_accum:
             return None

@@ -27,7 +27,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.float_math import math_for
-from .internal.fused_requant import FoldedFcStage, OutputTable
+from .internal.folded_stages import FoldedFcStage, OutputTable
 from .internal.libm_float import activation_value_float
 from .internal.matmul import float32_sequential_matmul
 from .internal.quantization import clip_into, multiply_by_quantized_multiplier, quantize_multiplier, wrap_int32
@@ -235,7 +235,7 @@ class Svdf(Kernel):
     @staticmethod
     def _fast_feature_stage(data):
         """The folded feature FC (:class:`FoldedFcStage`: one float64 product, five int32
-        passes, exact; tests/test_fused_requant.py) for int8 states and rank 1, where a
+        passes, exact; tests/test_folded_stages.py) for int8 states and rank 1, where a
         uniform state makes each output a function of its filter's newest value alone
         (see :meth:`_invoke_int8_uniform`); None otherwise."""
         if data.rank != 1 or data.state_min != -128 or data.state_max != 127:

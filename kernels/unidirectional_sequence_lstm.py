@@ -23,7 +23,7 @@ the same), the four gates' weights sit side by side (one matmul per FC kind), an
 input FCs of all time steps are computed before the time loop. The int8 path runs
 :class:`_FastInt8Plan` where its preconditions hold (checked in prepare: accumulators that
 cannot wrap, sums exact in float64, multipliers as QuantizeMultiplier makes them): the
-same integer results in folded passes (kernels/internal/fused_requant.py), gate layout
+same integer results in folded passes (kernels/internal/folded_stages.py), gate layout
 (gate rows, samples). Float32 FC sums keep
 TFLM's order (sequential over depth); sigmoid / tanh are the C library's expf / tanhf
 (glibc's; newlib's on Cortex-M: :mod:`kernels.internal.float_math`).
@@ -35,7 +35,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
 from .internal.float_math import FloatMath, math_for
-from .internal.fused_requant import FoldedFcStage, ProductRequant
+from .internal.folded_stages import FoldedFcStage, ProductRequant
 from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
@@ -477,8 +477,8 @@ _FAST_BULK_COLUMNS = 256
 
 class _FastInt8Plan:
     """The int8 LSTM step in folded passes (every one proven equal to TFLM's integer
-    routine on every input, see :mod:`kernels.internal.fused_requant`; tests:
-    tests/test_fused_requant.py). Layout: (gate rows, samples) -- rows are the four
+    routine on every input, see :mod:`kernels.internal.folded_stages`; tests:
+    tests/test_folded_stages.py). Layout: (gate rows, samples) -- rows are the four
     gates' units in :data:`_FAST_GATE_ORDER`, columns the batch (each column one
     independent sequence), so every per-step array is contiguous per gate.
 

@@ -1,4 +1,4 @@
-"""The folded output stages of kernels/internal/fused_requant.py (used by the int8 LSTM's
+"""The folded output stages of kernels/internal/folded_stages.py (used by the int8 LSTM's
 fast path) against the plain transcription of TFLM's MultiplyByQuantizedMultiplier in
 tests/test_edge_requant.py (written independently of the code under test), on every
 accumulator of contiguous ranges placed around the rounding boundaries -- not only random
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kernels.internal.fused_requant import (FoldedFcStage, OutputTable, ProductRequant,
+from kernels.internal.folded_stages import (FoldedFcStage, OutputTable, ProductRequant,
                                            SaturatingTableFc)
 from micro_runtime.batched import Evaluator
 from tests.strategies import arrays

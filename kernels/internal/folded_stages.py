@@ -38,7 +38,7 @@ TFLM's condition is [x*m + 2^30 < 0], i.e. x < T = -floor(2^30 / m); T is 0 for 
 and -1 for m = 2^30, where the one value x = -1 gives x*m + 2^30 = 0 and the fix, were it
 applied, would subtract 2^31 from 2^30 - 2^30 + h*2^31 >= 2^31 (r >= 1): (h - 1) * 2^31
 >= 0 stays below 2^S, so the floor is 0 either way; m = 0 likewise (the constants alone
-stay in [0, 2^S)). So [x < 0] serves for every multiplier. tests/test_fused_requant.py
+stay in [0, 2^S)). So [x < 0] serves for every multiplier. tests/test_folded_stages.py
 checks both classes against a plain transcription of TFLM's routine at every rounding
 boundary.
 """
