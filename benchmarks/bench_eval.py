@@ -1,7 +1,8 @@
 """Data-set throughput: micro_runtime.evaluate against TFLM's per-sample loop.
 
     python benchmarks/bench_eval.py [--models a,b,...] [--rounds 3] [--seconds 1.0]
-                                    [--batch N] [--target T] [--jobs N] [--json]
+                                    [--batch N] [--target T] [--jobs N]
+                                    [--max-samples N] [--json]
 
 For every zoo model: random inputs (seed 0); the sample count S is what TFLM's loop runs
 in about ``--seconds`` (at least one block). Each round times TFLM's loop in the oracle
@@ -79,14 +80,14 @@ def cpu_seconds() -> float:
 
 
 def bench_model(oracle, name: str, rounds: int, seconds: float, batch, target: str = "host64",
-                jobs: int = 1):
+                jobs: int = 1, max_samples: int = 1 << 15):
     raw = open(os.path.join(DATA, name + ".tflite"), "rb").read()
     model = load_model(raw)
     ev = Evaluator(model, batch=batch, target=target)
     probe = sample_inputs(model, 8, seed=1)
     (per_sample, _), _ = oracle.time_loop(raw, probe, len(model.main.outputs), ARENA)
     per_sample /= 8
-    count = int(min(1 << 15, max(ev.batch, 32, seconds / max(per_sample, 1e-7))))
+    count = int(min(max_samples, max(ev.batch, 32, seconds / max(per_sample, 1e-7))))
     if jobs > 1 and batch is None:                    # each worker's share sets the block
         ev = Evaluator(model, samples=-(-count // jobs), target=target)
     count = -(-count // (ev.batch * jobs)) * ev.batch * jobs   # whole blocks per worker
@@ -146,6 +147,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1,
                     help="our worker processes (TFLM's loop runs in one); 'cpu ratio' then "
                          "compares TFLM's CPU time with all our workers' together")
+    ap.add_argument("--max-samples", type=int, default=1 << 15,
+                    help="at most this many samples per model (default 32768)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
     oracle = Oracle(timeout=600)
@@ -163,7 +166,7 @@ def main():
         for name in args.models.split(","):
             try:
                 row = bench_model(oracle, name, args.rounds, args.seconds, args.batch, args.target,
-                                  args.jobs)
+                                  args.jobs, args.max_samples)
             except MicroRuntimeError as e:
                 # e.g. a _lut_metadata model on a target built without USE_TFLM_COMPRESSION
                 if not args.json:
