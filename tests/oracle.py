@@ -112,7 +112,7 @@ class Oracle:
         return results
 
     def _read_exact(self, n: int) -> bytes:
-        out = b""
+        out = bytearray()      # amortised appends: replies of a gigabyte stay linear
         fd = self._proc.stdout.fileno()
         while len(out) < n:
             ready, _, _ = select.select([fd], [], [], self.timeout)
@@ -122,7 +122,7 @@ class Oracle:
             if not chunk:
                 raise EOFError("worker exited")
             out += chunk
-        return out
+        return bytes(out)
 
     def _read_reply(self) -> dict:
         (n,) = struct.unpack("<I", self._read_exact(4))
