@@ -54,6 +54,30 @@ def check_geometry_params(ctx, stride_h: int, stride_w: int, dilation_h: int = 1
                         f"dilation_w_factor={dilation_w})")
 
 
+def check_weight_types(ctx, inp, flt) -> None:
+    """TFLM's conv / depthwise / CMSIS-NN fully-connected check of the (input, filter)
+    type pair: float32/float32, int8/int8, int8/int4, int16/int8; anything else is a
+    hybrid model, which TFLM Micro refuses."""
+    if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
+            or (inp.type == INT16 and flt.type == INT8)
+            or (inp.type == INT8 and flt.type in (INT8, INT4))):
+        raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
+                        f"{type_name(inp.type)} with filter type {type_name(flt.type)}; "
+                        "supported: float32/float32, int8/int8, int8/int4, int16/int8)")
+
+
+def conv_geometry(ctx, params, in_h: int, in_w: int, filter_h: int, filter_w: int):
+    """The geometry part of TFLM's CalculateOpDataConv (CONV_2D and DEPTHWISE_CONV_2D,
+    reference and CMSIS-NN): strides and dilations from the options, checked, and the
+    padding. Returns ``(stride_h, stride_w, dilation_h, dilation_w, padding)``."""
+    sh, sw = int(params.stride_h), int(params.stride_w)
+    dh, dw = int(params.dilation_h_factor), int(params.dilation_w_factor)
+    check_geometry_params(ctx, sh, sw, dh, dw)
+    padding, _, _ = compute_padding_height_width(sh, sw, dh, dw, in_h, in_w, filter_h, filter_w,
+                                                 padding_mode(params))
+    return sh, sw, dh, dw, padding
+
+
 def require_4d(ctx, **tensors) -> None:
     for name, t in tensors.items():
         if len(t.shape) != 4:
@@ -211,12 +235,7 @@ class Conv2D(Kernel):
         if inp.type != out.type:
             raise ctx.error(f"input type {type_name(inp.type)} and output type "
                             f"{type_name(out.type)} differ")
-        if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
-                or (inp.type == INT16 and flt.type == INT8)
-                or (inp.type == INT8 and flt.type in (INT8, INT4))):
-            raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
-                            f"{type_name(inp.type)} with filter type {type_name(flt.type)}; "
-                            "supported: float32/float32, int8/int8, int8/int4, int16/int8)")
+        check_weight_types(ctx, inp, flt)
         require_4d(ctx, input=inp, filter=flt, output=out)
         batches, in_h, in_w, in_depth = inp.shape
         out_depth, filter_h, filter_w, filter_depth = flt.shape
@@ -246,11 +265,7 @@ class Conv2D(Kernel):
         if len(node.inputs) not in (2, 3) or len(node.outputs) != 1:
             raise ctx.error(f"needs 2 or 3 inputs and 1 output (got {len(node.inputs)} and "
                             f"{len(node.outputs)})")
-        sh, sw = int(params.stride_h), int(params.stride_w)
-        dh, dw = int(params.dilation_h_factor), int(params.dilation_w_factor)
-        check_geometry_params(ctx, sh, sw, dh, dw)
-        data.padding, _, _ = compute_padding_height_width(
-            sh, sw, dh, dw, in_h, in_w, filter_h, filter_w, padding_mode(params))
+        sh, sw, dh, dw, data.padding = conv_geometry(ctx, params, in_h, in_w, filter_h, filter_w)
         inp2 = ctx.input(node, INPUT)
         flt2 = ctx.input(node, FILTER)
         bias = ctx.input(node, BIAS)

@@ -22,13 +22,12 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import batch_axis_rows
-from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, check_geometry_params, filter_values,
-                   float_finish, make_requantizer, populate_conv_quantization, require_4d,
-                   runtime_cache, write_channels_first)
+from .conv import (FUSED_MAX_DEPTH, OpData, check_bias, check_weight_types, conv_geometry,
+                   filter_values, float_finish, make_requantizer, populate_conv_quantization,
+                   require_4d, runtime_cache, write_channels_first)
 from .internal.matmul import exact_float_dtype
 from .internal.quantization import ChannelRequantizer, work_buffer
-from .internal.padding import (check_host_buffer, compute_padding_height_width, padded_extent, padding_mode,
-                      tap_range)
+from .internal.padding import check_host_buffer, padded_extent, tap_range
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
 INPUT, FILTER, BIAS = 0, 1, 2
@@ -89,12 +88,7 @@ class DepthwiseConv2D(Kernel):
             if q.scales.size != q.zero_points.size:
                 raise ctx.error(f"filter has {q.scales.size} scales but {q.zero_points.size} "
                                 "zero points")
-        if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
-                or (inp.type == INT8 and flt.type in (INT8, INT4))
-                or (inp.type == INT16 and flt.type == INT8)):
-            raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
-                            f"{type_name(inp.type)} with filter type {type_name(flt.type)}; "
-                            "supported: float32/float32, int8/int8, int8/int4, int16/int8)")
+        check_weight_types(ctx, inp, flt)
         if flt.type == INT4:
             if flt.data is None:
                 raise ctx.error("an int4 filter must be a constant tensor")
@@ -108,11 +102,7 @@ class DepthwiseConv2D(Kernel):
             # TFLM counts a third input as a bias and releases its (null) temp tensor
             raise ctx.error("an omitted bias (input 2 = -1) crashes TFLM's depthwise conv "
                             "prepare; give the node two inputs instead")
-        sh, sw = int(params.stride_h), int(params.stride_w)
-        dh, dw = int(params.dilation_h_factor), int(params.dilation_w_factor)
-        check_geometry_params(ctx, sh, sw, dh, dw)
-        data.padding, _, _ = compute_padding_height_width(
-            sh, sw, dh, dw, in_h, in_w, filter_h, filter_w, padding_mode(params))
+        sh, sw, dh, dw, data.padding = conv_geometry(ctx, params, in_h, in_w, filter_h, filter_w)
         inp2 = ctx.input(node, INPUT)
         flt2 = ctx.input(node, FILTER)
         bias = ctx.input(node, BIAS)

@@ -101,6 +101,17 @@ def available_processors() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def samples_per_job(samples: Optional[int], jobs) -> Optional[int]:
+    """Each worker's share of ``samples`` when ``jobs`` processes are asked for (0: one
+    per processor): what sets the default block size. Anything but a count of processes
+    leaves ``samples`` alone (:meth:`Evaluator.run` refuses it)."""
+    if samples is None or isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) \
+            or jobs < 0:
+        return samples
+    share = available_processors() if jobs == 0 else max(1, int(jobs))
+    return -(-samples // share)
+
+
 def _can_fork() -> bool:
     import multiprocessing
     return "fork" in multiprocessing.get_all_start_methods()
@@ -571,9 +582,9 @@ class Evaluator:
     def usable_jobs(self, jobs: int, total: int) -> int:
         """How many processes :meth:`run` uses for ``total`` samples when asked for
         ``jobs`` (0: one per processor this process may run on). One when the samples
-        are one sequence through the model's state (``stream=True`` on a stateful model),
-        when there are too few samples for two blocks of a worker's share, or when the
-        platform cannot fork (the workers inherit the set-up instead of rebuilding it)."""
+        are one sequence through the model's state (``stream=True`` on a stateful model)
+        or when the platform cannot fork (the workers inherit the set-up instead of
+        rebuilding it); never more than half the samples (two or more per worker)."""
         if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 0:
             raise InputError(f"jobs must be a number of processes (0: every processor), not {jobs!r}")
         if jobs == 0:
@@ -713,14 +724,10 @@ def evaluate(model: Union[Model, str, os.PathLike, bytes], inputs, *,
         inputs[0] if isinstance(inputs, (list, tuple)) and inputs else None)
     if isinstance(first, np.ndarray) and first.ndim >= 1:
         samples = first.shape[0]
-    if samples is not None and not isinstance(jobs, bool) and isinstance(jobs, (int, np.integer)) \
-            and jobs != 1:
-        # each worker's share sets the default block size
-        share = max(1, available_processors() if jobs == 0 else int(jobs))
-        samples = -(-samples // share) if share > 0 else samples
     return Evaluator(model, target=target, batch=batch, stream=stream, arena_size=arena_size,
-                     op_resolver=op_resolver, samples=samples).run(inputs, progress=progress,
-                                                                   jobs=jobs)
+                     op_resolver=op_resolver, samples=samples_per_job(samples, jobs)).run(
+                         inputs, progress=progress, jobs=jobs)
 
 
-__all__ = ["Evaluator", "OpPlan", "available_processors", "evaluate", "block_shape"]
+__all__ = ["Evaluator", "OpPlan", "available_processors", "evaluate", "block_shape",
+           "samples_per_job"]

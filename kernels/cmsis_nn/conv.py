@@ -35,9 +35,8 @@ import numpy as np
 
 from kernels.base import register_variant
 from kernels.conv import (BIAS, FILTER, INPUT, OUTPUT, QUANTIZED_DIMENSION, Conv2D, OpData,
-                          check_geometry_params, conv_accumulators, filter_values,
+                          check_weight_types, conv_accumulators, conv_geometry, filter_values,
                           populate_conv_quantization, write_channels_first)
-from kernels.internal.padding import compute_padding_height_width, padding_mode
 from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
@@ -108,11 +107,7 @@ class CmsisNNConv2D(Conv2D):
                             f"{type_name(out.type)} differ")
         if inp.type not in (FLOAT32, INT16, INT8):
             raise ctx.error(f"Input data type not supported ({type_name(inp.type)})")
-        if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
-                or (inp.type == INT16 and flt.type == INT8)
-                or (inp.type == INT8 and flt.type in (INT8, INT4))):
-            raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
-                            f"{type_name(inp.type)} with filter type {type_name(flt.type)})")
+        check_weight_types(ctx, inp, flt)
         for name, t in (("input", inp), ("filter", flt), ("output", out)):
             if len(t.shape) != 4:
                 raise ctx.error(f"{name} must have 4 dimensions (got shape {t.shape})")
@@ -146,11 +141,7 @@ class CmsisNNConv2D(Conv2D):
             raise ctx.error(f"needs 2 or 3 inputs (got {len(node.inputs)})")
         if len(node.outputs) != 1:
             raise ctx.error(f"needs 1 output (got {len(node.outputs)})")
-        sh, sw = int(params.stride_h), int(params.stride_w)
-        dh, dw = int(params.dilation_h_factor), int(params.dilation_w_factor)
-        check_geometry_params(ctx, sh, sw, dh, dw)
-        data.padding, _, _ = compute_padding_height_width(
-            sh, sw, dh, dw, in_h, in_w, filter_h, filter_w, padding_mode(params))
+        sh, sw, dh, dw, data.padding = conv_geometry(ctx, params, in_h, in_w, filter_h, filter_w)
         inp2 = ctx.input(node, INPUT)
         flt2 = ctx.input(node, FILTER)
         bias = ctx.input(node, BIAS)

@@ -34,8 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.base import register_variant
+from kernels.conv import check_weight_types
 from kernels.fully_connected import BIAS, INPUT, OUTPUT, WEIGHTS, FullyConnected, OpData
-from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, flat_size, type_name
+from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, type_name
 
 from .internal.arithmetic import split_accumulate_s16, MAX_COL_COUNT
 from .internal.buffer_sizes import fully_connected_s8_size, fully_connected_s16_size
@@ -104,11 +105,7 @@ class CmsisNNFullyConnected(FullyConnected):
                             f"{type_name(out.type)} differ")
         if inp.type not in (FLOAT32, INT16, INT8):
             raise ctx.error(f"Input data type not supported ({type_name(inp.type)})")
-        if not ((inp.type == FLOAT32 and flt.type == FLOAT32)
-                or (inp.type == INT16 and flt.type == INT8)
-                or (inp.type == INT8 and flt.type in (INT8, INT4))):
-            raise ctx.error(f"Hybrid models are not supported on TFLite Micro (input type "
-                            f"{type_name(inp.type)} with filter type {type_name(flt.type)})")
+        check_weight_types(ctx, inp, flt)
         if not 2 <= len(out.shape) <= 4:
             raise ctx.error(f"output must have 2 to 4 dimensions (got {out.shape}; TFLM's debug "
                             "check aborts)")

@@ -26,24 +26,25 @@ class CmsisPoolingOpData(OpData):
     buffer_idx = -1
 
 
-def pooling_sample_rows(block) -> bool:
-    """Batch rows are independent: TFLM passes the batch count and ``arm_avgpool_s8`` /
-    ``_s16`` / ``arm_max_pool_s8`` / ``_s16`` loop over it (the scratch buffer holds one
-    output row of one batch), so the sample axis may replace the unit batch axis."""
-    return batch_axis_rows(block)
-
-
-@register_variant("cmsis-nn")
-class CmsisNNAveragePool2D(AveragePool2D):
-    op = "AVERAGE_POOL_2D"
-    supported_types = AveragePool2D.supported_types
+class _CmsisPooling:
+    """What both CMSIS-NN pooling variants share: their OpData and sample blocks."""
+    library = "cmsis-nn"
 
     def sample_rows(self, block):
-        return pooling_sample_rows(block)
+        """Batch rows are independent: TFLM passes the batch count and ``arm_avgpool_s8``
+        / ``_s16`` / ``arm_max_pool_s8`` / ``_s16`` loop over it (the scratch buffer holds
+        one output row of one batch), so the sample axis may replace the unit batch axis."""
+        return batch_axis_rows(block)
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.pooling.OpData"))
         return CmsisPoolingOpData()
+
+
+@register_variant("cmsis-nn")
+class CmsisNNAveragePool2D(_CmsisPooling, AveragePool2D):
+    op = "AVERAGE_POOL_2D"
+    supported_types = AveragePool2D.supported_types
 
     def prepare(self, ctx, node):
         super().prepare(ctx, node)
@@ -59,13 +60,6 @@ class CmsisNNAveragePool2D(AveragePool2D):
 
 
 @register_variant("cmsis-nn")
-class CmsisNNMaxPool2D(MaxPool2D):
+class CmsisNNMaxPool2D(_CmsisPooling, MaxPool2D):
     op = "MAX_POOL_2D"
     supported_types = MaxPool2D.supported_types
-
-    def sample_rows(self, block):
-        return pooling_sample_rows(block)
-
-    def init(self, ctx, node):
-        ctx.allocate_persistent(ctx.sizeof("cmsis_nn.pooling.OpData"))
-        return CmsisPoolingOpData()

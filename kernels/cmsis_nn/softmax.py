@@ -19,7 +19,6 @@ import numpy as np
 from kernels.base import register_variant
 from kernels.softmax import OpData, Softmax
 
-from kernels.internal.float_math import math_for
 from kernels.internal.sample_rows import same_shape_rows
 
 from .internal.arithmetic import softmax_s8, softmax_s16
@@ -40,19 +39,13 @@ class CmsisNNSoftmax(Softmax):
         ctx.allocate_persistent(ctx.sizeof("cmsis_nn.softmax.CMSISNNSoftmaxParams"))
         return OpData()
 
-    def invoke(self, ctx, node):
-        data = node.user_data
-        x = node.input_arrays[0]
-        y = node.output_arrays[0]
-        if x.size == 0:
-            return
-        rows = x.reshape(-1, data.depth)
-        if x.dtype == np.float32:
-            result = Softmax._float(rows, data, math_for(ctx.target))
-        elif x.dtype == np.int16:
-            result = softmax_s16(rows, data.input_multiplier, data.input_left_shift,
-                                 data.exp_lut, data.one_over_one_plus_x_lut)
-        else:
-            result = softmax_s8(rows, data.input_multiplier, data.input_left_shift, data.diff_min,
-                                y.dtype.itemsize * 8)
-        np.copyto(y, result.reshape(y.shape), casting="unsafe")
+    # the reference kernel's invoke, with CMSIS-NN's integer routines
+    @staticmethod
+    def _int16(rows: np.ndarray, data) -> np.ndarray:
+        return softmax_s16(rows, data.input_multiplier, data.input_left_shift, data.exp_lut,
+                           data.one_over_one_plus_x_lut)
+
+    @staticmethod
+    def _int8(ctx, rows: np.ndarray, data, out_dtype) -> np.ndarray:
+        return softmax_s8(rows, data.input_multiplier, data.input_left_shift, data.diff_min,
+                          np.dtype(out_dtype).itemsize * 8)

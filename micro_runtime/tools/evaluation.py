@@ -117,13 +117,11 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
     """Everything ``micro-runtime eval`` reports, as a dictionary (the output arrays
     themselves under ``arrays``). ``progress(done, total)`` follows the samples;
     ``jobs``: worker processes (0: one per processor)."""
-    from ..batched import Evaluator
+    from ..batched import Evaluator, samples_per_job
     inputs = load_inputs(input_paths)
-    from ..batched import available_processors
     samples = inputs[0].shape[0] if inputs and inputs[0].ndim else None
-    if samples is not None and jobs != 1:
-        samples = -(-samples // (available_processors() if jobs == 0 else max(1, jobs)))
-    evaluator = Evaluator(model, target=target, batch=batch, stream=stream, samples=samples)
+    evaluator = Evaluator(model, target=target, batch=batch, stream=stream,
+                          samples=samples_per_job(samples, jobs))
     if len(inputs) != len(evaluator.input_specs):
         raise InputError(f"the model has {len(evaluator.input_specs)} input(s); got {len(inputs)} "
                          "--inputs file(s)")
@@ -137,9 +135,7 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
             raise InputError(f"--output-index {output_index}: the model has "
                              f"{len(evaluator.output_specs)} output(s)")
     start = time.perf_counter()
-    total = inputs[0].shape[0] if inputs and inputs[0].ndim else 0
-    workers = evaluator.usable_jobs(jobs, total)
-    outputs = evaluator.run(inputs, progress=progress, jobs=workers)
+    outputs = evaluator.run(inputs, progress=progress, jobs=jobs)
     seconds = time.perf_counter() - start
     samples = outputs[0].shape[0] if outputs else 0
     result = {
