@@ -235,8 +235,10 @@ class FullyConnected(Kernel):
             lo, hi = activation_range_float(data.activation)
             total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights)
             if bias is not None:
-                total = total + bias
-            np.copyto(flat_out, np.minimum(np.maximum(total, lo), hi).reshape(-1))
+                np.add(total, bias, out=total)
+            np.maximum(total, lo, out=total)
+            np.minimum(total, hi, out=total)
+            np.copyto(flat_out.reshape(b, o), total)
             return
         if isinstance(data.folded, SaturatingTableFc) and out.dtype == np.int8:
             data.folded(x.reshape(-1)[: b * d].reshape(b, d), flat_out.reshape(b, o))

@@ -55,3 +55,28 @@ def test_zero_start_and_empty_depth():
     assert matmul.float32_sequential_matmul(np.ones((2, 0), np.float32),
                                             np.ones((0, 3), np.float32)).tobytes() == \
         np.zeros((2, 3), np.float32).tobytes()
+
+
+
+@settings(max_examples=max(EXAMPLES, 200), deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(2, 40), st.integers(0, 9), st.integers(1, 9),
+       st.sampled_from([0.0, 0.05, 0.3]))
+def test_column_layout_equals_row_loop(seed, m, k, n, special_share):
+    """The (n, m) layout used when m > n gives the row loop's bits (the loop the float
+    kernels' oracle tests check against TFLM): signed zeros, infinities and subnormals
+    included, and the first step's ``p + 0`` equals ``0 + p``; float32_sequential_matmul
+    takes sums ending in NaN (whose payload follows numpy's operand order) from the row
+    loop."""
+    rng = np.random.default_rng(seed)
+    m = max(m, n + 1)
+    a = _array(rng, (m, k), special_share)
+    b = _array(rng, (k, n), special_share)
+    with np.errstate(all="ignore"):
+        rows = matmul._sequential_rows(a, b, (m, n))
+        columns = np.array(matmul._sequential_columns(a, b))
+        chosen = matmul.float32_sequential_matmul(a, b) if m * n > matmul.SEQUENTIAL_SLAB \
+            else _by_slices(a, b)
+    finite = ~np.isnan(rows)
+    assert np.isnan(columns).tolist() == np.isnan(rows).tolist()
+    assert columns[finite].tobytes() == rows[finite].tobytes()
+    assert np.array(chosen).tobytes() == rows.tobytes()

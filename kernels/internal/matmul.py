@@ -49,7 +49,8 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     by ``np.add.accumulate`` along k, which adds strictly in order (the first term to
     +0.0, as the C loop's zero start does); larger ones, and sums that end NaN (the NaN
     an x86 addition keeps depends on its operand order, which only the loop follows), add
-    one k-slice at a time."""
+    one k-slice at a time. The result may be a reused scratch array: consume or copy it
+    before the next call."""
     a = np.asarray(a, dtype=np.float32)
     b = np.asarray(b, dtype=np.float32)
     if a.ndim == 2 and b.ndim == 2:
@@ -69,12 +70,51 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             return total
         # a NaN sum: which NaN x86 keeps depends on the operand order of each addition,
         # which only the loop below follows
+    if a.ndim == 2 and b.ndim == 2 and shape[0] > shape[1]:
+        total = _sequential_columns(a, b)
+        if not np.isnan(total).any():
+            return total
+        # a NaN sum: numpy's broadcast loops may swap a multiplication's operands, and
+        # only the row loop keeps the NaN choice of TFLM's
+    return _sequential_rows(a, b, shape)
+
+
+def _sequential_rows(a: np.ndarray, b: np.ndarray, shape) -> np.ndarray:
+    """The one-product-per-step loop: ``total = 0; total += a[..., k] * b[k]`` for each
+    k in order, on the (..., m, n) result."""
     total = np.zeros(shape, dtype=np.float32)
     product = np.empty(shape, dtype=np.float32)
-    for k in range(depth):
+    for k in range(a.shape[-1]):
         np.multiply(a[..., :, k:k + 1], b[..., k:k + 1, :], out=product)
         total += product
     return total
+
+
+def _sequential_columns(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The one-product-per-step loop of :func:`float32_sequential_matmul` for a 2-D
+    a (m, k) @ b (k, n) with m > n, held as (n, m) so that each numpy call runs along m
+    (the long axis) instead of n; same operand order (``a * b``, then ``total +
+    product``) and same roundings (the first step is ``p + 0.0``, which equals the loop's
+    ``0.0 + p`` bit for bit), so the same bits whenever no NaN arises (which NaN a sum
+    ends with follows the operand order of numpy's inner loops: the caller takes NaN sums
+    from the row loop). Returns an (m, n) view of a reused scratch array: valid until the
+    next call in this thread."""
+    from .quantization import work_buffer
+    m, depth = a.shape
+    n = b.shape[1]
+    a_by_depth = work_buffer("f32-seq-by-depth", (depth, m), np.float32)
+    np.copyto(a_by_depth, a.T)
+    total = work_buffer("f32-seq-total", (n, m), np.float32)
+    product = work_buffer("f32-seq-product", (n, m), np.float32)
+    if not depth:
+        total.fill(0.0)
+    for k in range(depth):
+        np.multiply(a_by_depth[k][None, :], b[k][:, None], out=product if k else total)
+        if k:
+            np.add(total, product, out=total)
+        else:
+            np.add(total, np.float32(0.0), out=total)
+    return total.T
 
 
 def exact_float_dtype(bound: float):
