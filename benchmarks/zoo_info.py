@@ -44,9 +44,13 @@ def main() -> None:
         d = info(os.path.join(ROOT, "tests", "data", name + ".tflite"), args.target)
         ops = ", ".join(f"{t['op']} x{t['count']}" if t["count"] > 1 else t["op"] for t in d["op_types"])
         a = d["arena"]
+        # a model the target cannot run (e.g. compression metadata on a build without
+        # USE_TFLM_COMPRESSION) has no arena there: the cell says why
+        arena = (f"{a['min_arena_bytes']:,} / {a['plain_min_arena_bytes']:,}" if a is not None
+                 else f"refused: {d['arena_error'].split(':')[0]}")
         print(f"| {name} | {'; '.join(map(tensor, d['inputs']))} | {'; '.join(map(tensor, d['outputs']))} "
               f"| {d['model_bytes']:,} | {d['weights_bytes']:,} | {d['macs']:,} | {ops} "
-              f"| {a['min_arena_bytes']:,} / {a['plain_min_arena_bytes']:,} |")
+              f"| {arena} |")
 
 
 if __name__ == "__main__":
