@@ -33,6 +33,8 @@ _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
 _LUT_RANGE = 65535  # int16 max - int16 min
 _F32_LOWEST = -np.finfo(np.float32).max
+#: single-row int8 softmax keeps the 256 outputs of at most this many sums of exps
+_ROW_OUTPUTS_KEPT = 1024
 
 
 class OpData:
@@ -44,6 +46,7 @@ class OpData:
     exp_lut = None
     one_over_one_plus_x_lut = None
     exp_table = None
+    row_outputs = None   # host-side: sum of exps -> the 256 outputs (single-row invokes)
     depth = 0
 
 
@@ -121,6 +124,7 @@ class Softmax(Kernel):
                 data.diff_min = -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, data.input_left_shift)
                 if inp.type == INT8:
                     data.exp_table = self._int8_exp_table(data)
+                    data.row_outputs = {}
         elif inp.type == FLOAT32 and out.type == FLOAT32:
             data.beta = float(beta)
         else:
@@ -190,12 +194,31 @@ class Softmax(Kernel):
     @staticmethod
     def _int8(ctx, rows: np.ndarray, data, out_dtype) -> np.ndarray:
         bits = np.dtype(out_dtype).itemsize * 8
-        out_min, out_max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         values = rows.astype(np.int64)
         index = values - values.max(axis=1, keepdims=True) + 255
-        exps, accumulated, used = data.exp_table[:, index]
-        used = used.astype(bool)
-        sum_of_exps = wrap_int32(accumulated.sum(axis=1, keepdims=True))
+        if rows.shape[0] == 1:
+            # one row (a single invoke): every output is a function of the row's sum of
+            # exps and of the element's table index; the 256 outputs of a sum are
+            # computed once by the vectorised path below and kept per sum
+            total = int(data.exp_table[1, index[0]].sum())
+            table = data.row_outputs.get(total)
+            if table is None:
+                every = np.arange(256, dtype=np.int64)[None, :]
+                table = Softmax._int8_outputs(ctx, data, every, np.array([[total]]), bits)[0]
+                if len(data.row_outputs) >= _ROW_OUTPUTS_KEPT:
+                    data.row_outputs.clear()
+                data.row_outputs[total] = table
+            return table[index]
+        accumulated = data.exp_table[1, index]
+        return Softmax._int8_outputs(ctx, data, index, accumulated.sum(axis=1, keepdims=True), bits)
+
+    @staticmethod
+    def _int8_outputs(ctx, data, index: np.ndarray, total: np.ndarray, bits: int) -> np.ndarray:
+        """Outputs for table indices ``index`` (rows, n) of rows whose accumulated exps
+        sum to ``total`` (rows, 1; int64, before the int32 wrap)."""
+        out_min, out_max = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        exps, used = data.exp_table[0, index], data.exp_table[2, index].astype(bool)
+        sum_of_exps = wrap_int32(total)
         if sum_of_exps.size == 1:
             # one row: the reciprocal on Python ints (same helpers, scalar path)
             scale, over = get_reciprocal(int(sum_of_exps[0, 0]), _ACCUMULATION_INTEGER_BITS)

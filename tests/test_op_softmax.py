@@ -61,6 +61,37 @@ def test_softmax_matches_tflm(oracle, case):
     compare_with_tflm(oracle, model, inputs, context="SOFTMAX")
 
 
+@given(st.data())
+def test_softmax_single_row_invokes_match_tflm(oracle, data):
+    """One interpreter, many single-row int8 invokes (the outputs kept per sum of exps
+    are reused, and the store is cleared when full), each output equal to TFLM's."""
+    from kernels import softmax
+    draw = data.draw
+    kind = draw(st.sampled_from(["int8", "int8_int16"]))
+    in_type, out_type, out_q = KINDS[kind]
+    depth = draw(st.integers(1, 40))   # a sum of exps stays below 512 (TFLM's limit)
+    shape = draw(st.sampled_from([(1, depth), (depth,), (1, 1, depth)]))
+    in_q = (draw(scales(1e-3, 0.5)), draw(st.integers(-128, 127)))
+    beta = draw(st.sampled_from([1.0, 0.5, 2.0]) | scales(0.05, 4.0))
+    pool = [arrays(draw, shape, "int8") for _ in range(draw(st.integers(1, 6)))]
+    runs = [[pool[draw(st.integers(0, len(pool) - 1))]] for _ in range(draw(st.integers(5, 24)))]
+    model = single_op_model("SOFTMAX", [TensorDef(shape, in_type, in_q)],
+                            [TensorDef(shape, out_type, out_q)], beta=beta)
+    theirs = oracle.run(model, runs=runs)
+    assert theirs.ok, theirs.error
+    kept = softmax._ROW_OUTPUTS_KEPT
+    softmax._ROW_OUTPUTS_KEPT = draw(st.sampled_from([kept, 2]))
+    try:
+        it = run_ours(model, runs[0])[2]
+        for k, run in enumerate(runs):
+            it.set_input(run[0], 0)
+            it.invoke()
+            out = it.output(0)
+            assert out.tobytes() == np.asarray(theirs.invokes[k][0]).tobytes(), f"invoke {k}"
+    finally:
+        softmax._ROW_OUTPUTS_KEPT = kept
+
+
 def test_softmax_float_special_values(oracle):
     x = np.array([[np.nan, 1, 2, 3], [-np.inf, -np.inf, 0, 0], [np.inf, 0, 1, 2],
                   [-80, -90, -100, 0]], np.float32)
