@@ -7,6 +7,8 @@ float32 sums keep TFLM's order (one float32 multiply-add per depth step).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .base import Kernel, register
@@ -43,6 +45,10 @@ class OpData:
     bias = None
     requantizer = None      # output stage with fixed constants (constant weights and bias)
     folded = None           # SaturatingTableFc / FoldedFcStage of int8 per-tensor layers
+    #: weights / bias computed at run time (a DECODE output): (their bytes, an OpData
+    #: copy with host copies of them, whether its output stages are built), replaced
+    #: when the bytes change
+    runtime_constants = None
 
 
 @register
@@ -119,10 +125,41 @@ class FullyConnected(Kernel):
         # host-side caches of constant weights and bias
         data.weights = None if flt.data is None else self._weights(data, flt.data)
         data.bias = None if bias is None or bias.data is None else self._bias(data, bias.data)
-        if inp.type != FLOAT32 and data.weights is not None and (bias is None or data.bias is not None):
-            data.requantizer = self._requantizer(data, inp.type)
-            data.folded = self._folded_stage(data, inp.type)
+        data.runtime_constants = None
+        self._output_stages(data)
         ctx.release(inp, flt, bias, out)
+
+    def _output_stages(self, data) -> None:
+        """The output stages fixed by constant weights and bias (none otherwise)."""
+        if data.input_type != FLOAT32 and data.weights is not None and (
+                not data.has_bias or data.bias is not None):
+            data.requantizer = self._requantizer(data, data.input_type)
+            data.folded = self._folded_stage(data, data.input_type)
+
+    def _with_runtime_constants(self, data, node):
+        """``data`` completed with host copies of the weights / bias that arrive at run
+        time. A DECODE output is written each invoke with the same bytes: from the
+        second invoke that sees the same bytes, the output stages prepare builds for
+        constant tensors are built for them too and kept while the bytes stay equal
+        (weights that change every invoke take the plain path without that cost)."""
+        w = node.input_arrays[WEIGHTS]
+        b = node.input_arrays[BIAS] if data.has_bias else None
+        key = (w.tobytes(), None if b is None else b.tobytes())
+        cached = data.runtime_constants
+        if cached is not None and cached[0] == key:
+            full = cached[1]
+            if not cached[2]:
+                self._output_stages(full)
+                data.runtime_constants = (key, full, True)
+            return full
+        full = copy.copy(data)
+        full.requantizer = full.folded = None
+        if full.weights is None:
+            full.weights = self._weights(data, w)
+        if b is not None and full.bias is None:
+            full.bias = self._bias(data, b).copy()
+        data.runtime_constants = (key, full, False)
+        return full
 
     @staticmethod
     def _weights(data, w) -> np.ndarray:
@@ -132,7 +169,7 @@ class FullyConnected(Kernel):
             w = unpack_int4(w, flat_size(data.filter_shape)).reshape(data.filter_shape)
         w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
         if data.input_type == FLOAT32:
-            return np.ascontiguousarray(w.T, dtype=np.float32)
+            return np.array(w.T, dtype=np.float32, order="C")   # a copy: w may be arena memory
         offset = 0 if data.is_per_channel else -data.filter_zero_point
         return np.ascontiguousarray((w.astype(np.float64) + offset).T)
 
@@ -221,16 +258,14 @@ class FullyConnected(Kernel):
         data = node.user_data
         if data.decompress:
             ctx.decompress_inputs(node, data.decompress)
+        if data.weights is None or (data.has_bias and data.bias is None):
+            data = self._with_runtime_constants(data, node)
         x = node.input_arrays[INPUT]
         out = node.output_arrays[OUTPUT]
         b, d, o = data.batches, data.accum_depth, data.output_depth
         flat_out = out.reshape(-1)
         weights = data.weights
-        if weights is None:
-            weights = self._weights(data, node.input_arrays[WEIGHTS])
         bias = data.bias
-        if bias is None and data.has_bias:
-            bias = self._bias(data, node.input_arrays[BIAS])
         if x.dtype == np.float32:
             lo, hi = activation_range_float(data.activation)
             total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights)

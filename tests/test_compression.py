@@ -62,19 +62,30 @@ def tflm_compress(model: bytes, tensors, bits, per_channel_axis) -> bytes:
             sys.stderr = stderr
 
 
-def compare(oracle, model: bytes, inputs, alt: int = 0, context: str = ""):
+def compare(oracle, model: bytes, inputs, alt: int = 0, context: str = "", invokes: int = 1):
     """Ours and TFLM agree: both fail to allocate / invoke, or identical outputs and
-    report lines."""
-    theirs = oracle.run(model, inputs, alt_decompression_memory_size=alt)
+    report lines. ``invokes`` > 1: that many invokes of one interpreter, the first on
+    ``inputs``, the others on inputs derived from them (kernels keep host copies of
+    decoded constants from the second invoke on), each invoke's outputs compared."""
+    runs = [list(inputs)]
+    for k in range(1, invokes):
+        rng = np.random.default_rng(k)
+        runs.append([np.asarray(x).reshape(-1)[rng.permutation(np.size(x))].reshape(np.shape(x))
+                     for x in inputs])
+    theirs = oracle.run(model, inputs, alt_decompression_memory_size=alt, runs=runs)
     stage = "allocate"
     try:
         it = MicroInterpreter(model, arena_size=1 << 20, target="host64", recording=True,
                               error_reporter=lambda m: None, alt_decompression_memory_size=alt)
         it.allocate_tensors()
         stage = "invoke"
-        for i, x in enumerate(inputs):
-            it.set_input(np.asarray(x), i)
-        it.invoke()
+        for k, run in enumerate(runs):
+            for i, x in enumerate(run):
+                it.set_input(np.asarray(x), i)
+            it.invoke()
+            if k + 1 < len(runs) and theirs.ok:
+                assert_bit_exact([np.array(it.output(i)) for i in range(it.outputs_size)],
+                                 theirs.invokes[k], f"{context} (invoke {k + 1})")
     except MicroRuntimeError as e:
         assert not theirs.ok, f"{context}: ours failed in {stage} ({e}) but TFLM ran"
         assert theirs.stage == stage, f"{context}: ours failed in {stage}, TFLM in {theirs.stage}"
@@ -196,7 +207,7 @@ def _prune_some(draw, model: bytes, t: int) -> bytes:
 @given(compressed_case())
 def test_random_compressed_single_op_models_match_tflm(oracle, case):
     model, inputs, alt, context = case
-    compare(oracle, model, inputs, alt, context)
+    compare(oracle, model, inputs, alt, context, invokes=3)
 
 
 # ------------------------------------------------------------- zoo models

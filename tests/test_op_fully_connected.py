@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from tests.helpers import TensorDef, compare_with_tflm, single_op_model
+from tests.helpers import TensorDef, compare_with_tflm, run_ours, single_op_model
 from tests.strategies import activations, arrays, scales, zero_points
 
 pytestmark = pytest.mark.oracle
@@ -59,6 +59,57 @@ def fc_case(draw):
 def test_fully_connected_matches_tflm(oracle, case):
     model, inputs = case
     compare_with_tflm(oracle, model, inputs, context="FULLY_CONNECTED")
+
+
+@given(st.data())
+def test_weights_and_bias_given_at_run_time_match_tflm(oracle, data):
+    """Weights (and bias) that are model inputs, over a run of invokes that repeats and
+    changes them (host copies built on the first invoke of new bytes, output stages on
+    the second, both replaced when the bytes change): every invoke equals TFLM's."""
+    draw = data.draw
+    kind = draw(st.sampled_from(["int8", "int8_per_channel", "float32", "int16"]))
+    batches, depth, units = draw(st.integers(1, 3)), draw(st.integers(1, 24)), draw(st.integers(1, 12))
+    act = draw(activations)
+    has_bias = draw(st.booleans())
+    if kind == "float32":
+        io, wq, bq, bias_type = "float32", None, None, "FLOAT32"
+        xq = oq = None
+        draw_w = lambda: arrays(draw, (units, depth), "float32", -1.0, 1.0)   # noqa: E731
+        draw_b = lambda: arrays(draw, (units,), "float32")                    # noqa: E731
+    else:
+        io = "int16" if kind == "int16" else "int8"
+        s_in, s_out = draw(scales(1e-3, 0.5)), draw(scales(1e-3, 1.0))
+        xq, oq = (s_in, draw(zero_points(io))), (s_out, draw(zero_points(io)))
+        if kind == "int8_per_channel":
+            s_w = [draw(scales(1e-3, 0.1)) for _ in range(units)]
+            wq = (s_w, [0] * units, 0)
+        else:
+            s_w = draw(scales(1e-3, 0.1))
+            wq = (s_w, 0)
+        bscale = np.float64(s_in) * np.asarray(s_w, np.float64)
+        bq = (bscale if kind == "int8_per_channel" else [bscale],
+              [0] * (units if kind == "int8_per_channel" else 1))
+        bias_type = "INT32"
+        draw_w = lambda: arrays(draw, (units, depth), "int8")                 # noqa: E731
+        draw_b = lambda: arrays(draw, (units,), "int32", -5000, 5000)          # noqa: E731
+    constants = [[draw_w()] + ([draw_b()] if has_bias else []) for _ in range(2)]
+    order = draw(st.lists(st.integers(0, 1), min_size=3, max_size=7))
+    runs = [[arrays(draw, (batches, depth), io)] + constants[k] for k in order]
+    model = single_op_model(
+        "FULLY_CONNECTED",
+        [TensorDef((batches, depth), io.upper(), quant=xq),
+         TensorDef((units, depth), "FLOAT32" if io == "float32" else "INT8", quant=wq),
+         TensorDef((units,), bias_type, quant=bq) if has_bias else None],
+        [TensorDef((batches, units), io.upper(), quant=oq)], fused_activation_function=act)
+    theirs = oracle.run(model, runs=runs)
+    assert theirs.ok, theirs.error
+    it = run_ours(model, runs[0])[2]
+    for k, run in enumerate(runs):
+        for i, x in enumerate(run):
+            it.set_input(x, i)
+        it.invoke()
+        assert it.output(0).tobytes() == np.asarray(theirs.invokes[k][0]).tobytes(), \
+            f"invoke {k} (weights {order[k]} after {order[:k]})"
 
 
 # issue 17: ad01_int8's last FULLY_CONNECTED (operator 9), its scales as stored in the model
