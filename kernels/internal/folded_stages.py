@@ -331,6 +331,12 @@ def _saturation_range(multiplier: int, shift: int, lo: int, hi: int,
     return base, top        # monotone: every accumulator below base gives lo, from top on hi
 
 
+#: SaturatingTableFc works on at most this many outputs at a time (128 KiB of int64
+#: indices): 2026-11, hello_world_int8's 16-output layers ran 0.12 us per sample on blocks of
+#: 2048 samples and 0.22 on blocks of 4096 before the slicing
+TABLE_FC_CHUNK_ELEMENTS = 16384
+
+
 class SaturatingTableFc:
     """A per-tensor int8 fully connected layer whose output stage is read from a table of
     the accumulators it does not saturate (host-side, built from the plain routine).
@@ -398,7 +404,18 @@ class SaturatingTableFc:
         self.available = True
 
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
-        """``x``: (N, depth) raw int8 inputs; ``out``: (N, rows) int8, written."""
+        """``x``: (N, depth) raw int8 inputs; ``out``: (N, rows) int8, written (in
+        slices of rows whose int64 indices stay within :data:`TABLE_FC_CHUNK_ELEMENTS`:
+        the index passes then run in cache, whatever the block size)."""
+        n, outputs = out.shape
+        step = max(1, TABLE_FC_CHUNK_ELEMENTS // max(1, outputs))
+        if n <= step:
+            self._rows(x, out)
+            return
+        for start in range(0, n, step):
+            self._rows(x[start:start + step], out[start:start + step])
+
+    def _rows(self, x: np.ndarray, out: np.ndarray) -> None:
         n, depth = x.shape
         if self.weights32 is not None:
             index = (x.astype(np.float32) @ self.weights32).astype(np.int64)
