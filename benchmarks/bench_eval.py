@@ -50,6 +50,10 @@ GOAL = 10.0
 #: samples checked against our single-sample interpreter for a target other than host64
 CHECKED_SAMPLES = 256
 ARENA = 1 << 21
+#: the samples of one model, inputs and outputs together, stay below this many bytes (each
+#: is held several times: our inputs and outputs, the copies sent to and returned by the
+#: oracle worker); --max-samples 1000000 on simple_add would otherwise take 30 GB
+SAMPLE_BYTES_BUDGET = 1 << 30
 DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data")
 #: every zoo model (tests/data/*.tflite), the large ones first
 FIRST = ["vww_96_int8", "person_detect", "pretrainedResnet_quant", "kws_ref_model"]
@@ -87,7 +91,10 @@ def bench_model(oracle, name: str, rounds: int, seconds: float, batch, target: s
     probe = sample_inputs(model, 8, seed=1)
     (per_sample, _), _ = oracle.time_loop(raw, probe, len(model.main.outputs), ARENA)
     per_sample /= 8
-    count = int(min(max_samples, max(ev.batch, 32, seconds / max(per_sample, 1e-7))))
+    sample_bytes = sum(int(np.prod(model.main.tensors[t].shape)) * model.main.tensors[t].dtype.itemsize
+                       for t in list(model.main.inputs) + list(model.main.outputs))
+    count = int(min(max_samples, max(ev.batch, 32, seconds / max(per_sample, 1e-7)),
+                    max(ev.batch, SAMPLE_BYTES_BUDGET // max(1, sample_bytes))))
     if jobs > 1 and batch is None:                    # each worker's share sets the block
         ev = Evaluator(model, samples=-(-count // jobs), target=target)
     count = -(-count // (ev.batch * jobs)) * ev.batch * jobs   # whole blocks per worker
