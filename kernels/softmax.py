@@ -33,8 +33,11 @@ _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
 _LUT_RANGE = 65535  # int16 max - int16 min
 _F32_LOWEST = -np.finfo(np.float32).max
-#: single-row int8 softmax keeps the 256 outputs of at most this many sums of exps
+#: int8 softmax keeps the 256 outputs of at most this many sums of exps (row_outputs) ...
 _ROW_OUTPUTS_KEPT = 1024
+#: ... and reads them for a block whose rows have at most this many distinct sums (or a
+#: quarter of the rows); else every row runs the vectorised routine
+_FEW_SUMS = 64
 
 
 class OpData:
@@ -46,7 +49,7 @@ class OpData:
     exp_lut = None
     one_over_one_plus_x_lut = None
     exp_table = None
-    row_outputs = None   # host-side: sum of exps -> the 256 outputs (single-row invokes)
+    row_outputs = None   # host-side: sum of exps -> the 256 outputs of that row sum
     depth = 0
 
 
@@ -196,21 +199,41 @@ class Softmax(Kernel):
         bits = np.dtype(out_dtype).itemsize * 8
         values = rows.astype(np.int64)
         index = values - values.max(axis=1, keepdims=True) + 255
+        # every output is a function of its row's sum of exps and of its own table index:
+        # when the rows have few distinct sums (one row in a single invoke; the two-class
+        # softmax of a block), the 256 outputs of each sum are computed once by the
+        # vectorised routine and kept per sum (row_outputs)
         if rows.shape[0] == 1:
-            # one row (a single invoke): every output is a function of the row's sum of
-            # exps and of the element's table index; the 256 outputs of a sum are
-            # computed once by the vectorised path below and kept per sum
-            total = int(data.exp_table[1, index[0]].sum())
-            table = data.row_outputs.get(total)
-            if table is None:
-                every = np.arange(256, dtype=np.int64)[None, :]
-                table = Softmax._int8_outputs(ctx, data, every, np.array([[total]]), bits)[0]
-                if len(data.row_outputs) >= _ROW_OUTPUTS_KEPT:
-                    data.row_outputs.clear()
-                data.row_outputs[total] = table
-            return table[index]
-        accumulated = data.exp_table[1, index]
-        return Softmax._int8_outputs(ctx, data, index, accumulated.sum(axis=1, keepdims=True), bits)
+            table = Softmax._outputs_by_sum(ctx, data, [int(data.exp_table[1, index[0]].sum())],
+                                            bits)
+            return table[0][index]
+        totals = data.exp_table[1, index].sum(axis=1)
+        sums, row_sum = np.unique(totals, return_inverse=True)
+        if len(sums) <= max(_FEW_SUMS, rows.shape[0] // 4):
+            table = Softmax._outputs_by_sum(ctx, data, sums.tolist(), bits)
+            return table[row_sum.reshape(-1, 1), index]
+        return Softmax._int8_outputs(ctx, data, index, totals[:, None], bits)
+
+    @staticmethod
+    def _outputs_by_sum(ctx, data, sums, bits: int) -> np.ndarray:
+        """(len(sums), 256): the outputs of table indices 0..255 in a row whose
+        accumulated exps sum to each of ``sums`` (Python ints), from the kept rows or,
+        for sums not kept yet, all at once from :meth:`_int8_outputs`."""
+        kept = data.row_outputs
+        missing = [t for t in dict.fromkeys(sums) if t not in kept]
+        rows = dict(kept) if missing else kept
+        if missing:
+            every = np.broadcast_to(np.arange(256, dtype=np.int64), (len(missing), 256))
+            fresh = Softmax._int8_outputs(ctx, data, every, np.array(missing, np.int64)[:, None],
+                                          bits).astype(np.int16)      # int8 / int16 outputs
+            keep = len(missing) <= _ROW_OUTPUTS_KEPT
+            if keep and len(kept) + len(missing) > _ROW_OUTPUTS_KEPT:
+                kept.clear()
+            for total, row in zip(missing, fresh):
+                rows[total] = row
+                if keep:
+                    kept[total] = row
+        return np.stack([rows[t] for t in sums])
 
     @staticmethod
     def _int8_outputs(ctx, data, index: np.ndarray, total: np.ndarray, bits: int) -> np.ndarray:
