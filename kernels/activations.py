@@ -108,7 +108,8 @@ class Relu(Kernel):
         if x.dtype == np.float32:
             result = np.where(x < np.float32(0.0), np.float32(0.0), x)
         elif x.dtype == np.int8:
-            result = apply_int8_table(data.table, x)
+            apply_int8_table(data.table, x, out=y)
+            return
         else:
             result = relu_quantized(x, data)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -60,6 +60,6 @@ class Dequantize(Kernel):
         out = node.output_arrays[0]
         if data.table is not None:
             lookup = apply_int8_table if x.dtype == np.int8 else apply_int16_table
-            np.copyto(out, lookup(data.table, x).reshape(out.shape))
+            lookup(data.table, x, out=out)
             return
         np.copyto(out, self._dequantize(data, x).reshape(out.shape))

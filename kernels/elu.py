@@ -82,7 +82,8 @@ class Elu(Kernel):
         x = node.input_arrays[0]
         y = node.output_arrays[0]
         if x.dtype == np.int8:
-            result = apply_int8_table(node.user_data.table, x)
+            apply_int8_table(node.user_data.table, x, out=y)
+            return
         else:
             with np.errstate(all="ignore"):
                 result = np.where(x < _F32(0.0), math_for(ctx.target).expm1f(x), x)

@@ -135,5 +135,6 @@ class HardSwish(Kernel):
         if x.dtype == np.float32:
             result = hard_swish_float(x)
         else:
-            result = apply_int8_table(node.user_data.table, x)
+            apply_int8_table(node.user_data.table, x, out=y)
+            return
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

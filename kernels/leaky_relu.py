@@ -112,7 +112,8 @@ class LeakyRelu(Kernel):
             with np.errstate(all="ignore"):
                 result = np.where(x > 0, x, x * data.alpha)
         elif x.dtype == np.int8:
-            result = apply_int8_table(data.table, x)
+            apply_int8_table(data.table, x, out=y)
+            return
         else:
             result = leaky_relu_quantized(x, data, y.dtype)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -108,7 +108,8 @@ class Logistic(Kernel):
         if x.dtype == np.float32:
             result = sigmoid_reference_float(x, c_expf(ctx.target))
         elif x.dtype == np.int8:
-            result = apply_int8_table(data.table, x)
+            apply_int8_table(data.table, x, out=y)
+            return
         else:
             result = logistic_int16(x, data.input_multiplier, data.input_left_shift)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

@@ -94,7 +94,8 @@ class Tanh(Kernel):
         if x.dtype == np.float32:
             result = math_for(ctx.target).tanhf(x)
         elif x.dtype == np.int8:
-            result = apply_int8_table(data.table, x)
+            apply_int8_table(data.table, x, out=y)
+            return
         else:
             result = tanh_int16(x, data.input_multiplier, data.input_left_shift)
         np.copyto(y, result.reshape(y.shape).astype(y.dtype))

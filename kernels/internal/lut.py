@@ -16,7 +16,7 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -171,9 +171,24 @@ def int8_table(fn: Callable[[np.ndarray], np.ndarray], dtype=np.int8) -> np.ndar
     return np.asarray(fn(values)).astype(dtype)
 
 
-def apply_int8_table(table: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``table[x]`` for an int8 array (indexing by the byte of each value)."""
-    return table[np.asarray(x).view(np.uint8)]
+def apply_int8_table(table: np.ndarray, x: np.ndarray, out: Optional[np.ndarray] = None):
+    """``table[x]`` for an int8 array (indexing by the byte of each value); with ``out``
+    (x's element count), written there (converted to its dtype) and None returned."""
+    index = np.asarray(x).view(np.uint8)
+    if out is None:
+        return table[index]
+    _take_into(table, index, out)
+
+
+def _take_into(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = table[index]``: one gather straight into a contiguous ``out`` of the
+    table's dtype (every index is in range: the table covers the index type), else a
+    gather and a converting copy."""
+    if (out.dtype == table.dtype and out.flags.c_contiguous and out.size == index.size
+            and table.size == 1 << (8 * index.itemsize)):
+        np.take(table, index.reshape(-1), out=out.reshape(-1), mode="wrap")
+    else:
+        np.copyto(out, table[index].reshape(out.shape).astype(out.dtype))
 
 
 def int16_table(fn: Callable[[np.ndarray], np.ndarray], dtype=np.int32) -> np.ndarray:
@@ -185,9 +200,13 @@ def int16_table(fn: Callable[[np.ndarray], np.ndarray], dtype=np.int32) -> np.nd
     return np.asarray(fn(values)).astype(dtype)
 
 
-def apply_int16_table(table: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``table[x]`` for int16 values (any integer dtype holding values in the int16 range)."""
-    return table[np.asarray(x).astype(np.int16, copy=False).view(np.uint16)]
+def apply_int16_table(table: np.ndarray, x: np.ndarray, out: Optional[np.ndarray] = None):
+    """``table[x]`` for int16 values (any integer dtype holding values in the int16
+    range); with ``out``, written there as :func:`apply_int8_table` does."""
+    index = np.asarray(x).astype(np.int16, copy=False).view(np.uint16)
+    if out is None:
+        return table[index]
+    _take_into(table, index, out)
 
 
 # ------------------------------------------- host-side tables for pairs of int8 inputs
