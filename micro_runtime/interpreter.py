@@ -62,6 +62,23 @@ class _Guard:
         return False
 
 
+
+def _has_own_reset(registration) -> bool:
+    """Whether a node's kernel has a reset that does something (the base class's does
+    nothing; a kernel registered without one has none)."""
+    from kernels.base import Kernel
+    reset = getattr(registration, "reset", None)
+    return callable(reset) and getattr(reset, "__func__", None) is not Kernel.reset
+
+
+def _variable_start(tensor) -> int:
+    """The byte a variable tensor is reset to: its zero point for int8, else 0."""
+    q = tensor.spec.quantization
+    if tensor.type == schema.TensorType.INT8 and q is not None:
+        return int(q.zero_points[0]) & 0xFF
+    return 0
+
+
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
@@ -394,6 +411,13 @@ class MicroInterpreter:
         # what invoke walks: each node with its kernel's bound invoke
         self._invoke_plans = [[(node, node.registration.invoke) for node in sg.nodes]
                               for sg in self.subgraphs]
+        # what reset() walks: the kernels with a reset of their own, and each variable
+        # tensor's bytes with the value they start from (its zero point for int8)
+        self._reset_plans = [([(node, node.registration.reset) for node in sg.nodes
+                               if _has_own_reset(node.registration)],
+                              [(arena.view(t.address, np.uint8, t.nbytes), _variable_start(t))
+                               for t in sg.tensors if t.is_variable and t.address is not None])
+                             for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         """Add the arena size that would have worked to an ArenaTooSmallError."""
@@ -488,18 +512,13 @@ class MicroInterpreter:
 
     def _reset(self) -> None:
         ctx = self.ctx
-        for s, sg in enumerate(self.subgraphs):
+        for s, (kernel_resets, variables) in enumerate(self._reset_plans):
             ctx.subgraph_index = s
-            for node in sg.nodes:
+            for node, reset in kernel_resets:
                 ctx.node = node
-                node.registration.reset(ctx, node)
-            for tensor in sg.tensors:
-                if tensor.is_variable and tensor.address is not None:
-                    value = 0
-                    q = tensor.spec.quantization
-                    if tensor.type == schema.TensorType.INT8 and q is not None:
-                        value = int(q.zero_points[0])
-                    self.arena.view(tensor.address, np.uint8, tensor.nbytes)[:] = value & 0xFF
+                reset(ctx, node)
+            for raw, value in variables:
+                raw.fill(value)
         ctx.subgraph_index, ctx.node = 0, None
         if self.resource_variables is not None:
             self.resource_variables.reset_all()
