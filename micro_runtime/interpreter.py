@@ -62,7 +62,6 @@ class _Guard:
         return False
 
 
-
 def _has_own_reset(registration) -> bool:
     """Whether a node's kernel has a reset that does something (the base class's does
     nothing; a kernel registered without one has none)."""
