@@ -245,24 +245,20 @@ class DepthwiseConv2D(Kernel):
         if in_depth == 1 and multiplier > 1:
             # one input channel: a convolution from a single channel; im2col + one exact
             # matrix product (every partial sum is an integer below the dtype's exact limit)
-            win = np.lib.stride_tricks.sliding_window_view(
-                image[0], ((filter_h - 1) * dh + 1, (filter_w - 1) * dw + 1), axis=(1, 2))
-            win = win[:, :sh * (out_h - 1) + 1:sh, :sw * (out_w - 1) + 1:sw, ::dh, ::dw]
             fused = self._single_channel_plan(data, cache, out.dtype)
+            n, taps, pixels = batches * out_h * out_w, filter_h * filter_w, out_h * out_w
             if fused is not None:
                 # the output stage folded into a float64 product (FusedRequant)
                 requant, matrix = fused
-                n, taps, pixels = batches * out_h * out_w, filter_h * filter_w, out_h * out_w
-                cols = work_buffer("conv-cols", (n, taps), np.float64)
-                np.copyto(cols.reshape(win.shape), win)
+                cols = self._single_channel_columns(data, image[0], np.float64)
                 t = work_buffer("conv-out", (n, multiplier), np.float64)
                 np.matmul(cols, matrix[:taps], out=t)
                 rows = t.reshape(batches, pixels * multiplier)
                 np.add(rows, requant.row("c", pixels), out=rows)
                 requant.finish(rows, out.reshape(rows.shape), pixels)
                 return
-            cols = win.reshape(batches * out_h * out_w, filter_h * filter_w)
-            acc = cols @ wt.reshape(filter_h * filter_w, multiplier)
+            cols = self._single_channel_columns(data, image[0], dtype)
+            acc = cols @ wt.reshape(taps, multiplier)
             stage = (requantizer.fused(out.dtype) if type(requantizer) is ChannelRequantizer
                      and ROWS_ENABLED else None)
             if stage is not None and stage.covers(acc):
@@ -293,6 +289,22 @@ class DepthwiseConv2D(Kernel):
         # requantize every computed column (contiguous), then keep the first out_w
         values = requantizer(acc.reshape(in_depth * multiplier, -1))
         write_channels_first(values.reshape(in_depth * multiplier, batches, out_h, pitch)[..., :out_w], out)
+
+    @staticmethod
+    def _single_channel_columns(data, image: np.ndarray, dtype) -> np.ndarray:
+        """The (pixels, taps) im2col matrix of a one-channel padded ``image`` (batches,
+        rows, pitch), as the transposed view of a (taps, pixels) work buffer filled one
+        tap at a time (each tap's strided slice of the image is one contiguous row: a
+        few times faster than copying the windows, whose innermost run is one value)."""
+        (batches, _, _, _, _, filter_h, filter_w, out_h, out_w, sh, sw, dh, dw) = data.geometry
+        by_tap = work_buffer("depthwise-taps", (filter_h * filter_w, batches * out_h * out_w), dtype)
+        rows = by_tap.reshape(filter_h * filter_w, batches, out_h, out_w)
+        for fy in range(filter_h):
+            for fx in range(filter_w):
+                y0, x0 = fy * dh, fx * dw
+                np.copyto(rows[fy * filter_w + fx],
+                          image[:, y0:y0 + sh * (out_h - 1) + 1:sh, x0:x0 + sw * (out_w - 1) + 1:sw])
+        return by_tap.T
 
     @staticmethod
     def _rows_plan(data, cache, out_dtype):

@@ -25,12 +25,12 @@ def _inputs(x, w, bias):
 
 
 @st.composite
-def depthwise_case(draw, kinds=KINDS):
+def depthwise_case(draw, kinds=KINDS, single_channel=False):
     kind = draw(st.sampled_from(kinds))
     batches = draw(st.integers(1, 2))
     in_h, in_w, kh, kw, sh, sw, dh, dw, pad, out_h, out_w = spatial(draw)
-    in_depth = draw(st.integers(1, 16))
-    multiplier = draw(st.sampled_from([1, 1, 1, 2, 3, 4, 8]))
+    in_depth = 1 if single_channel else draw(st.integers(1, 16))
+    multiplier = draw(st.sampled_from([2, 3, 4, 8] if single_channel else [1, 1, 1, 2, 3, 4, 8]))
     if in_depth * multiplier > 32:
         in_depth = max(1, 32 // multiplier)
     out_depth = in_depth * multiplier
@@ -84,6 +84,15 @@ def depthwise_case(draw, kinds=KINDS):
 def test_depthwise_conv_matches_tflm(oracle, case):
     model, inputs = case
     compare_with_tflm(oracle, model, inputs, context="DEPTHWISE_CONV_2D")
+
+
+@given(depthwise_case(single_channel=True))
+def test_single_channel_depthwise_matches_tflm(oracle, case):
+    """One input channel and a depth multiplier (person_detect's first layer): the
+    kernel's own im2col path (columns gathered one tap at a time), every type, stride,
+    dilation and padding."""
+    model, inputs = case
+    compare_with_tflm(oracle, model, inputs, context="DEPTHWISE_CONV_2D (one channel)")
 
 
 @given(depthwise_case(kinds=["int8", "int8_per_tensor", "int4"]))
