@@ -139,6 +139,11 @@ class Svdf(Kernel):
             data.num_filters, data.num_units = num_filters, num_units
             data.memory_size, data.rank = memory_size, rank
             data.integer = inp.type == INT8
+            # the state's reset value (the interpreter's: the zero point of an int8
+            # variable, else 0) and whether this node is the only one touching it
+            data.state_start = int(state.zero_point) if state.type == INT8 else 0
+            data.state_private = _only_user(ctx, node, node.inputs[ACTIVATION_STATE])
+            data.state_epoch = ctx.reset_epoch
             # weights and bias from a DECODE operator arrive at invoke
             data.constant = wf.data is not None and wt.data is not None and bias.data is not None
             if data.constant:
@@ -257,11 +262,17 @@ class Svdf(Kernel):
         state = node.input_arrays[ACTIVATION_STATE]
         b, f, m = data.batch_size, data.num_filters, data.memory_size
         flat = state.reshape(-1)
-        # a block's state rows all hold the reset value (checked, not assumed): then every
-        # slot but the newest holds that one value after the shift
+        # a block's state rows all hold the reset value: then every slot but the newest
+        # holds that one value after the shift. Known without a look at the first invoke
+        # since a reset when no other node touches the state; else checked
+        fresh = data.state_private and data.state_epoch != ctx.reset_epoch
+        data.state_epoch = ctx.reset_epoch
         uniform = None
-        if ctx.block_samples and x.dtype != np.float32 and flat.size and _is_uniform(flat):
-            uniform = int(flat[0])
+        if ctx.block_samples and x.dtype != np.float32 and flat.size:
+            if fresh:
+                uniform = data.state_start
+            elif _is_uniform(flat):
+                uniform = int(flat[0])
         # the whole flat state moves one element towards the front (the last one stays);
         # on a uniform state that changes nothing
         if uniform is None:
@@ -374,6 +385,17 @@ class Svdf(Kernel):
             total += grouped[:, :, r]
         np.copyto(out.reshape(-1), activation_value_float(data.activation, total,
                                                           math.expf, math.tanhf).reshape(-1))
+
+
+def _only_user(ctx, node, tensor: int) -> bool:
+    """Whether ``tensor`` (of the node's subgraph) is read or written by this node alone
+    and is not one of the subgraph's inputs or outputs."""
+    graph = ctx.model.subgraphs[ctx.subgraph_index]
+    if tensor in graph.inputs or tensor in graph.outputs:
+        return False
+    uses = sum(list(op.inputs).count(tensor) + list(op.outputs).count(tensor)
+               for op in graph.operators)
+    return uses == list(node.inputs).count(tensor) + list(node.outputs).count(tensor)
 
 
 def _is_uniform(flat: np.ndarray) -> bool:

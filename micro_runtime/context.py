@@ -44,6 +44,9 @@ class KernelContext:
         #: samples per block in batched evaluation (0 in a normal interpreter); see
         #: :mod:`kernels.internal.sample_rows`
         self.block_samples = 0
+        #: how many times reset() has run: a kernel whose state tensor no other node
+        #: touches knows it still holds the reset value at its first invoke after one
+        self.reset_epoch = 0
         #: alternate decompression memory (TFLM's SetDecompressionMemory): a bytearray
         #: outside the arena, and the bytes handed out since the last reset
         self.decompression_memory: Optional[bytearray] = None

@@ -511,6 +511,7 @@ class MicroInterpreter:
 
     def _reset(self) -> None:
         ctx = self.ctx
+        ctx.reset_epoch += 1
         for s, (kernel_resets, variables) in enumerate(self._reset_plans):
             ctx.subgraph_index = s
             for node, reset in kernel_resets:

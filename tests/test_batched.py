@@ -150,6 +150,65 @@ def test_stateful_models(op, data):
                     per_sample(model, inputs, stream=True), kind + " stream")
 
 
+def _svdf_with_state_reader(kind: str, seed: int) -> bytes:
+    """A batch-1 int8 SVDF model whose state tensor a MAXIMUM(state, state) after the
+    SVDF also reads (a second model output: the state as the SVDF left it)."""
+    from tests.test_op_svdf import svdf_model
+    rng = np.random.default_rng(seed)
+    q = (0.03, -20, 0.01, 0.02 if kind == "int8_state16" else 0.3,
+         0 if kind == "int8_state16" else 11, 0.002 if kind == "int8_state16" else 0.02, 0.05, 3)
+    model, _ = svdf_model(kind, 1, 10, 4, 2, 5, rng=rng, activation=1, q=q)
+    mb = ModelBuilder.from_model(load_model(model))
+    g = mb.subgraphs[0]
+    state = g.operators[0].inputs[4]
+    spec = g.tensors[state]
+    copy = g.add_tensor("state_copy", spec.shape, spec.type, quantization=spec.quantization)
+    g.add_operator("MAXIMUM", [state, state], [copy])
+    g.outputs = list(g.outputs) + [copy]
+    return mb.build()
+
+
+@pytest.mark.parametrize("kind", ["int8_state8", "int8_state16"])
+def test_svdf_state_read_by_another_operator(kind):
+    """An SVDF whose state another operator also touches does not assume the reset value
+    at its first invoke after a reset (it checks); on blocks, both outputs (the SVDF's
+    and the state it leaves) equal per-sample invokes."""
+    model = _svdf_with_state_reader(kind, 5)
+    ev = Evaluator(model, batch=3)
+    svdf = ev._block.subgraphs[0].nodes[0].user_data
+    assert svdf.state_private is False
+    assert [p.mode for p in ev.plan] == ["block", "block"]
+    inputs = random_samples(np.random.default_rng(6), ev.input_specs, 8)
+    assert_same(ev.run(inputs), per_sample(model, inputs), kind)
+
+
+@pytest.mark.parametrize("kind", ["int8_state8", "int8_state16"])
+def test_svdf_state_after_a_block_equals_per_sample_state(kind):
+    """The first invoke after a reset takes the state as its reset value without a look
+    when the SVDF alone touches it: the state it leaves in the block (each sample's row)
+    equals the state a reset() + invoke() leaves in the single-sample interpreter."""
+    from tests.test_op_svdf import svdf_model
+    rng = np.random.default_rng(9)
+    q = (0.03, -20, 0.01, 0.02 if kind == "int8_state16" else 0.3,
+         0 if kind == "int8_state16" else 11, 0.002 if kind == "int8_state16" else 0.02, 0.05, 3)
+    model, _ = svdf_model(kind, 1, 10, 4, 2, 5, rng=rng, activation=1, q=q)
+    ev = Evaluator(model, batch=4)
+    node = ev._block.subgraphs[0].nodes[0]
+    assert node.user_data.state_private is True
+    inputs = random_samples(np.random.default_rng(10), ev.input_specs, 4)
+    outputs = ev.run(inputs)
+    block_state = np.array(node.input_arrays[4]).reshape(4, -1)
+    single = MicroInterpreter(model, arena_size=1 << 20, target=TARGET)
+    single.allocate_tensors()
+    snode = single.subgraphs[0].nodes[0]
+    for i in range(4):
+        single.reset()
+        single.set_input(inputs[0][i], 0)
+        single.invoke()
+        assert np.array(snode.input_arrays[4]).reshape(-1).tobytes() == block_state[i].tobytes()
+        assert single.output(0).tobytes() == outputs[0][i].tobytes()
+
+
 def test_resource_variables_run_whole_model_per_sample():
     model = accumulator_model((2, 3))
     ev = Evaluator(model, batch=4)
