@@ -273,9 +273,9 @@ class Evaluator:
     ``batch``: samples per block (default: about :data:`DEFAULT_BLOCK_BYTES` of planned
     tensors, at most :data:`MAX_DEFAULT_BATCH`; for models of :data:`CACHED_BATCH_MIN_BYTES`
     or more per sample, about :data:`CACHED_BLOCK_BYTES`, at most :data:`MAX_CACHED_BATCH`;
-    and at most ``samples``, the number of samples it will be given when known). ``stream``: the samples are one sequence
-    (state carried from sample to sample) instead of independent streams from the reset
-    state. ``arena_size``: bytes of the single-sample interpreter's arena (default: what
+    and at most ``samples``, the number of samples it will be given when known).
+    ``stream``: the samples are one sequence (state carried from sample to sample)
+    instead of independent streams from the reset state. ``arena_size``: bytes of the single-sample interpreter's arena (default: what
     the model needs). The block interpreter's arena is sized automatically."""
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], *,
