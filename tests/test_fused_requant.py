@@ -119,11 +119,14 @@ def test_fused_form_refused_outside_its_range():
 
 
 # ------------------------------------------------------------- the kernels end to end
-def _depthwise_model(per_channel: bool, seed: int, geometry, shifts=None):
-    """A DEPTHWISE_CONV_2D (multiplier 1, several input channels: the row layout) whose
-    channel c computes bias_c + (x - zp) at the centre tap only (other taps weigh 0), so
-    every channel's accumulators sweep 256 consecutive values around a rounding boundary
-    of its multiplier; expected outputs from the reference."""
+def _centre_tap_case(op: str, per_channel: bool, seed: int, geometry, cin: int, shifts=None):
+    """A CONV_2D or DEPTHWISE_CONV_2D with C = 6 output channels whose channel c computes
+    bias_c + (x - zp) at the centre tap only (every other weight 0), so that every
+    channel's accumulators sweep 256 consecutive values around a rounding boundary of its
+    multiplier; expected outputs from the reference. The input has ``cin`` channels: a
+    depthwise of multiplier 1 (``cin`` = C) reads channel c, each with its own order of
+    the values; otherwise every output channel reads input channel 0 (a depthwise from
+    one channel has depth multiplier C)."""
     rng = np.random.default_rng(seed)
     fh, fw, sh, sw = geometry
     C = 6
@@ -144,28 +147,43 @@ def _depthwise_model(per_channel: bool, seed: int, geometry, shifts=None):
     rows = np.arange(out_h) * sh + fh // 2 - pad_top
     cols = np.arange(out_w) * sw + fw // 2 - pad_left
     # the other pixels (read by the zero taps only) random
-    x = rng.integers(-128, 128, (1, in_h, in_w, C)).astype(np.int8)
-    perm = [rng.permutation(256) for _ in range(C)]
-    for c in range(C):
-        x[0, rows[:, None], cols[None, :], c] = values[perm[c]].reshape(out_h, out_w)
-    w = np.zeros((1, fh, fw, C), np.int8)
-    w[0, fh // 2, fw // 2, :] = 1
+    x = rng.integers(-128, 128, (1, in_h, in_w, cin)).astype(np.int8)
+    depthwise = op == "DEPTHWISE_CONV_2D"
+    per_input = depthwise and cin == C        # channel c reads input channel c
+    perms = ([rng.permutation(256) for _ in range(C)] if per_input
+             else [rng.permutation(256)] * C)
+    for c in (range(C) if per_input else [0]):
+        x[0, rows[:, None], cols[None, :], c] = values[perms[c]].reshape(out_h, out_w)
+    if depthwise:
+        w = np.zeros((1, fh, fw, C), np.int8)
+        w[0, fh // 2, fw // 2, :] = 1
+        options = dict(depth_multiplier=C // cin)
+    else:
+        w = np.zeros((C, fh, fw, cin), np.int8)
+        w[:, fh // 2, fw // 2, 0] = 1
+        options = {}
     bias = np.array([center for _, center, _, _ in chans], np.int64)
     w_scales = [ws for ws, _, _, _ in chans]
-    wq = (w_scales, [0] * C, 3) if per_channel else ([w_scales[0]], [0])
+    wq = (w_scales, [0] * C, 3 if depthwise else 0) if per_channel else ([w_scales[0]], [0])
     bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
     model = single_op_model(
-        "DEPTHWISE_CONV_2D",
-        [TensorDef((1, in_h, in_w, C), "INT8", quant=(s_in, zp_in)),
+        op,
+        [TensorDef((1, in_h, in_w, cin), "INT8", quant=(s_in, zp_in)),
          TensorDef(w.shape, "INT8", data=w, quant=wq),
          TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
         [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
-        padding=0, stride_w=sw, stride_h=sh, depth_multiplier=1)
+        padding=0, stride_w=sw, stride_h=sh, **options)
     expected = np.empty((out_h * out_w, C), np.int64)
     for c, (_, center, m, s) in enumerate(chans):
-        acc = values[perm[c]] - zp_in + center
+        acc = values[perms[c]] - zp_in + center
         expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
     return model, x, expected
+
+
+def _depthwise_model(per_channel: bool, seed: int, geometry, shifts=None):
+    """The sweep for a DEPTHWISE_CONV_2D of multiplier 1 over several input channels (the
+    row layout)."""
+    return _centre_tap_case("DEPTHWISE_CONV_2D", per_channel, seed, geometry, 6, shifts)
 
 
 @pytest.mark.parametrize("geometry", [(3, 3, 1, 1), (3, 3, 2, 2), (5, 3, 2, 1), (1, 1, 1, 1), (3, 5, 1, 2)])
@@ -185,45 +203,8 @@ def test_depthwise_rows_at_boundaries(geometry, per_channel):
 
 
 def _conv_model(per_channel: bool, seed: int, geometry, cin: int = 1):
-    """A CONV_2D (``cin`` input channels, C output channels) whose channel c computes
-    bias_c + (x - zp) at the centre tap of input channel 0 only (the other weights 0),
-    sweeping 256 consecutive accumulators per channel around a rounding boundary;
-    expected outputs from the reference."""
-    rng = np.random.default_rng(seed)
-    fh, fw, sh, sw = geometry
-    C = 6
-    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
-    s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
-    zp_in = int(rng.integers(-128, 128))
-    zp_out = int(rng.integers(-20, 20))
-    values = np.arange(-128, 128, dtype=np.int64)
-    out_h = out_w = 16
-    in_h, in_w = out_h * sh, out_w * sw
-    pad_top = max((out_h - 1) * sh + fh - in_h, 0) // 2
-    pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
-    rows = np.arange(out_h) * sh + fh // 2 - pad_top
-    cols = np.arange(out_w) * sw + fw // 2 - pad_left
-    x = rng.integers(-128, 128, (1, in_h, in_w, cin)).astype(np.int8)
-    perm = rng.permutation(256)
-    x[0, rows[:, None], cols[None, :], 0] = values[perm].reshape(out_h, out_w)
-    w = np.zeros((C, fh, fw, cin), np.int8)
-    w[:, fh // 2, fw // 2, 0] = 1
-    bias = np.array([center for _, center, _, _ in chans], np.int64)
-    w_scales = [ws for ws, _, _, _ in chans]
-    wq = (w_scales, [0] * C, 0) if per_channel else ([w_scales[0]], [0])
-    bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
-    model = single_op_model(
-        "CONV_2D",
-        [TensorDef((1, in_h, in_w, cin), "INT8", quant=(s_in, zp_in)),
-         TensorDef(w.shape, "INT8", data=w, quant=wq),
-         TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
-        [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
-        padding=0, stride_w=sw, stride_h=sh)
-    expected = np.empty((out_h * out_w, C), np.int64)
-    for c, (_, center, m, s) in enumerate(chans):
-        acc = values[perm] - zp_in + center
-        expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
-    return model, x, expected
+    """The sweep for a CONV_2D of ``cin`` input channels (input channel 0 carries it)."""
+    return _centre_tap_case("CONV_2D", per_channel, seed, geometry, cin)
 
 
 @pytest.mark.parametrize("geometry", [(1, 1, 1, 1), (3, 3, 1, 1), (3, 3, 2, 2), (1, 1, 2, 2)])
@@ -256,43 +237,9 @@ def test_conv_fused_output_stage_at_boundaries(geometry, cin, per_channel):
 
 
 def _single_channel_depthwise_model(per_channel: bool, seed: int, geometry):
-    """_depthwise_model's sweep for one input channel and a depth multiplier of C (every
-    output channel reads the same input values: the im2col path of that case)."""
-    rng = np.random.default_rng(seed)
-    fh, fw, sh, sw = geometry
-    C = 6
-    shifts = [int(v) for v in rng.integers(-12, 1, C)] if per_channel else [int(rng.integers(-12, 1))] * C
-    s_in, s_out, chans = _kernel_channels("INT8", per_channel, shifts, rng)
-    zp_in = int(rng.integers(-128, 128))
-    zp_out = int(rng.integers(-20, 20))
-    values = np.arange(-128, 128, dtype=np.int64)
-    out_h = out_w = 16
-    in_h, in_w = out_h * sh, out_w * sw
-    pad_top = max((out_h - 1) * sh + fh - in_h, 0) // 2
-    pad_left = max((out_w - 1) * sw + fw - in_w, 0) // 2
-    rows = np.arange(out_h) * sh + fh // 2 - pad_top
-    cols = np.arange(out_w) * sw + fw // 2 - pad_left
-    x = rng.integers(-128, 128, (1, in_h, in_w, 1)).astype(np.int8)
-    perm = rng.permutation(256)
-    x[0, rows[:, None], cols[None, :], 0] = values[perm].reshape(out_h, out_w)
-    w = np.zeros((1, fh, fw, C), np.int8)
-    w[0, fh // 2, fw // 2, :] = 1
-    bias = np.array([center for _, center, _, _ in chans], np.int64)
-    w_scales = [ws for ws, _, _, _ in chans]
-    wq = (w_scales, [0] * C, 3) if per_channel else ([w_scales[0]], [0])
-    bq = ([s_in * ws for ws in w_scales], [0] * C) if per_channel else ([s_in * w_scales[0]], [0])
-    model = single_op_model(
-        "DEPTHWISE_CONV_2D",
-        [TensorDef((1, in_h, in_w, 1), "INT8", quant=(s_in, zp_in)),
-         TensorDef(w.shape, "INT8", data=w, quant=wq),
-         TensorDef((C,), "INT32", data=bias.astype(np.int32), quant=bq)],
-        [TensorDef((1, out_h, out_w, C), "INT8", quant=(s_out, zp_out))],
-        padding=0, stride_w=sw, stride_h=sh, depth_multiplier=C)
-    expected = np.empty((out_h * out_w, C), np.int64)
-    for c, (_, center, m, s) in enumerate(chans):
-        acc = values[perm] - zp_in + center
-        expected[:, c] = [min(max(ref_mbqm(int(a), m, s) + zp_out, -128), 127) for a in acc]
-    return model, x, expected
+    """The sweep for a DEPTHWISE_CONV_2D from one input channel (depth multiplier C:
+    every output channel reads the same input values, the im2col path of that case)."""
+    return _centre_tap_case("DEPTHWISE_CONV_2D", per_channel, seed, geometry, 1)
 
 
 @pytest.mark.parametrize("geometry", [(3, 3, 2, 2), (3, 3, 1, 1), (1, 1, 1, 1), (5, 5, 1, 1), (5, 4, 2, 2)])
