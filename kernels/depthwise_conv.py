@@ -478,17 +478,15 @@ class DepthwiseRows:
         # each phase's input pixels: (first input row, first input column, target view)
         self.phases = []
         for ph in range(sh):
-            i0 = (ph - pad.height) % sh
-            if i0 >= in_h:
+            rows_span = _phase_span(ph, pad.height, sh, in_h)
+            if rows_span is None:
                 continue
-            nr = (in_h - 1 - i0) // sh + 1
-            r0 = (pad.height + i0) // sh
+            i0, r0, nr = rows_span
             for pw in range(sw):
-                j0 = (pw - pad.width) % sw
-                if j0 >= in_w:
+                cols_span = _phase_span(pw, pad.width, sw, in_w)
+                if cols_span is None:
                     continue
-                nc = (in_w - 1 - j0) // sw + 1
-                c0 = (pad.width + j0) // sw
+                j0, c0, nc = cols_span
                 self.phases.append((i0, j0, self.buffer[:, ph, pw, r0:r0 + nr, c0:c0 + nc]))
         stretch = out_h * width * channels
         # the taps of one phase form a grid (rows fy0, fy0 + ty, ..., columns likewise)
@@ -542,3 +540,13 @@ class DepthwiseRows:
         np.subtract(x[..., None], offset, out=shifted, dtype=shifted.dtype)
         for i0, j0, target in self.phases:
             np.copyto(target, shifted[:, i0::sh, j0::sw])
+
+
+def _phase_span(phase: int, pad: int, stride: int, size: int):
+    """Along one axis of the padded input split into ``stride`` phases: (the first input
+    index that lands in ``phase``, its position in the phase, how many inputs land
+    there), or None when none does."""
+    first = (phase - pad) % stride
+    if first >= size:
+        return None
+    return first, (pad + first) // stride, (size - 1 - first) // stride + 1
