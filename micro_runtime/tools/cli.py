@@ -1,7 +1,7 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
 Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``eval``, ``info``, ``optimize``,
-``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (a
+``drift``, ``bench``, ``ops``, ``fit``, ``boards`` (see ``--help`` of each). Every one takes ``--target`` (a
 profile of :mod:`micro_runtime.targets` or a core alias; default ``cortex-m4+cmsis-nn``),
 ``--interpreter recording|micro`` (the TFLM interpreter class
 whose arena is meant: RecordingMicroInterpreter, the default, as the tflite-micro package
@@ -780,13 +780,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", nargs="?", help="a .tflite model (optional)")
     _add_common(p, arena=False, model=None)   # --target / --interpreter: accepted for uniformity
     p.set_defaults(func=cmd_ops)
+
+    from .fit import add_parsers as add_fit_parsers
+    add_fit_parsers(sub, TARGET_HELP)
     return parser
 
 
 def _check_options(args) -> None:
     """Option values argparse cannot judge: InputErrors (status 1, one line). A core
     alias (``cortex-m0plus``) becomes its profile's name, which every output shows."""
-    args.target = get_target(args.target).name
+    if args.target is not None:     # fit / boards: None = the board's target
+        args.target = get_target(args.target).name
     if args.interpreter not in INTERPRETERS:
         raise InputError(f"unknown interpreter {args.interpreter!r}; one of: {', '.join(INTERPRETERS)}")
 
