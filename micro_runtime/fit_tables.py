@@ -168,11 +168,27 @@ class FitTable:
             stack_bytes=stack, stack_parts=parts)
 
 
+OBJECTS_FILE = os.path.join(DATA_DIR, "objects.json")
+
+
 def available_builds() -> List[str]:
-    """Builds with tables in this version."""
+    """Builds with flash / stack tables in this version."""
     if not os.path.isdir(DATA_DIR):
         return []
-    return sorted(f[:-len(".json")] for f in os.listdir(DATA_DIR) if f.endswith(".json"))
+    return sorted(f[:-len(".json")] for f in os.listdir(DATA_DIR)
+                  if f.endswith(".json") and f != os.path.basename(OBJECTS_FILE))
+
+
+@lru_cache(maxsize=None)
+def object_sizes(build: str) -> Optional[Dict[str, int]]:
+    """sizeof(MicroInterpreter) and MicroMutableOpResolver<N> = resolver_base +
+    resolver_per_op * N for a target profile, probed with the build's compiler and
+    flags (data/fit/objects.json); None for profiles not probed."""
+    if not os.path.exists(OBJECTS_FILE):
+        return None
+    with open(OBJECTS_FILE) as f:
+        builds = json.load(f)["builds"]
+    return builds.get(canonical_target_name(build))
 
 
 @lru_cache(maxsize=None)

@@ -104,13 +104,29 @@ def _core(cxxflags: List[str]) -> str:
     raise SystemExit("no -mcpu= in the compiler flags")
 
 
-def compile_firmware(ops: Sequence[str], workdir: str, cxxflags: List[str], probe: bool) -> str:
+def precompiled_header(workdir: str, cxxflags: List[str]) -> str:
+    """fit_pch.h precompiled with the build's flags (once per work directory); returns
+    the header path to pass with -include."""
+    pchdir = os.path.join(workdir, "pch")
+    header = os.path.join(pchdir, "fit_pch.h")
+    if not os.path.exists(header + ".gch"):
+        os.makedirs(pchdir, exist_ok=True)
+        with open(os.path.join(HERE, "fit_pch.h")) as src, open(header, "w") as dst:
+            dst.write(src.read())
+        subprocess.run(["nice", "-n", "10", CXX, *cxxflags, "-x", "c++-header", header,
+                        "-o", header + ".gch"], check=True)
+    return header
+
+
+def compile_firmware(ops: Sequence[str], workdir: str, cxxflags: List[str], probe: bool,
+                     pch: Optional[str] = None) -> str:
     """Compile firmware.cc for ``ops`` in ``workdir``; returns the object path."""
     os.makedirs(workdir, exist_ok=True)
     with open(os.path.join(workdir, "fit_ops.h"), "w") as f:
         f.write(ops_header(sorted(ops)))
     obj = os.path.join(workdir, "firmware.o")
-    cmd = ["nice", "-n", "10", CXX, *cxxflags, "-fstack-usage", "-I", workdir,
+    cmd = ["nice", "-n", "10", CXX, *cxxflags, "-fstack-usage", "-Winvalid-pch",
+           *(["-include", pch] if pch else []), "-I", workdir,
            *(["-DFIT_PROBE"] if probe else []),
            "-c", os.path.join(HERE, "firmware.cc"), "-o", obj]
     subprocess.run(cmd, check=True, cwd=workdir)
@@ -314,7 +330,7 @@ def _link_set(ops: Sequence[str], args, probe: bool = False) -> dict:
     done = os.path.join(workdir, "link.json")
     if os.path.exists(done):
         return json.load(open(done))
-    obj = compile_firmware(ops, workdir, flags, probe)
+    obj = compile_firmware(ops, workdir, flags, probe, precompiled_header(args.workdir, flags))
     elf_m, mapfile, elf_a = link(obj, args.lib, workdir, flags)
     sections = parse_map(mapfile)
     result = {"ops": sorted(ops), "workdir": workdir, "run_image": elf_a,

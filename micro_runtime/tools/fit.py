@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..boards import BOARDS, Board, board_record, boards_table, get_board, target_available
 from ..errors import InputError
-from ..fit_tables import available_builds, load_table
+from ..fit_tables import available_builds, load_table, object_sizes
 from ..targets import DEFAULT_TARGET, canonical_target_name, get_target
 
 #: keys of ``fit --json`` (nested keys of "ram" and "flash" in RAM_KEYS / FLASH_KEYS)
@@ -92,8 +92,8 @@ def fit_report(model_path: str, board: Optional[str] = None, target: Optional[st
     if table is None:
         complete = False
         notes.append(f"no recorded TFLM firmware build for target {target_name} (builds with "
-                     f"tables: {', '.join(available_builds()) or 'none'}): TFLM's code, static RAM, "
-                     "objects and stack are not predicted")
+                     f"tables: {', '.join(available_builds()) or 'none'}): TFLM's code, static RAM "
+                     "and stack are not predicted" + ("" if object_sizes(target_name) else ", nor its objects"))
         pred = None
     else:
         pred = table.predict(ops)
@@ -107,10 +107,14 @@ def fit_report(model_path: str, board: Optional[str] = None, target: Optional[st
                 "the table has no stack figures" if not table.stack else
                 "operators without stack figures: " + ", ".join(pred.stack_parts.get("missing_ops", []))))
     n_ops = len(ops)
+    objects = object_sizes(target_name)
+    interpreter_bytes = pred.interpreter_bytes if pred else (objects or {}).get("MicroInterpreter")
+    resolver_bytes = pred.resolver_bytes if pred else (
+        objects["resolver_base"] + objects["resolver_per_op"] * max(1, n_ops) if objects else None)
     ram_parts = {
         "arena_bytes": arena,
-        "interpreter_object_bytes": pred.interpreter_bytes if pred else None,
-        "op_resolver_bytes": pred.resolver_bytes if pred else None,
+        "interpreter_object_bytes": interpreter_bytes,
+        "op_resolver_bytes": resolver_bytes,
         "op_resolver_ops": n_ops,
         "tflm_static_bytes": pred.tflm_static_ram_bytes if pred else None,
         "runtime_library_static_bytes": pred.runtime_library_ram_bytes if pred else None,
@@ -217,7 +221,7 @@ def format_fit(rec: dict) -> List[str]:
 
     def line(label, n, extra=""):
         value = "not predicted" if n is None else f"{n:>10,} bytes"
-        return f"  {label:<42}{value}{extra}"
+        return f"  {label:<48}{value}{extra}"
 
     def head(name, part):
         cap = part["capacity_bytes"]
