@@ -148,3 +148,51 @@ def test_board_whose_profile_is_missing_names_the_stand_in(capsys):
         pytest.skip("every board's profile is present")
     code, _, err = run(capsys, "fit", model_path("hello_world_int8"), "--board", board.id)
     assert code == 1 and "--target mcu32" in err and board.target in err
+
+
+# ------------------------------------------------------------------ predictions vs firmware
+FIRMWARE = os.path.join(DATA, "reference", "tflm_fit_firmware.json")
+
+
+def _firmware_rows():
+    if not os.path.exists(FIRMWARE):
+        return []
+    from micro_runtime.fit_tables import load_table
+    data = json.load(open(FIRMWARE))
+    rows = []
+    for build, entry in sorted(data["builds"].items()):
+        if load_table(build) is None:
+            continue
+        for model, rec in sorted(entry["models"].items()):
+            if "error" not in rec:
+                rows.append((build, model, rec))
+    return rows
+
+
+FIRMWARE_ROWS = _firmware_rows()
+
+
+def test_recorded_firmware_figures_say_how_they_were_made():
+    data = json.load(open(FIRMWARE))
+    assert "about" in data and "TFLM" in data["about"] and "gc-sections" in data["about"]
+    for build, entry in data["builds"].items():
+        assert entry["build_type"] in ("default", "release") and entry["about"]
+        assert len(entry["models"]) >= 100, build
+
+
+@pytest.mark.parametrize("build,model,rec", FIRMWARE_ROWS, ids=[f"{b}:{m}" for b, m, _ in FIRMWARE_ROWS])
+def test_prediction_matches_the_linked_firmware(build, model, rec):
+    """TFLM's flash within 2 % of the linked image, static RAM (MicroInterpreter,
+    MicroMutableOpResolver<N>, TFLM .data/.bss) exact, stack within 5 % of the QEMU
+    measurement, the arena exact for MicroInterpreter (it runs at the predicted size and
+    fails one byte below)."""
+    from micro_runtime.fit_tables import load_table
+    pred = load_table(build).predict(rec["ops"])
+    assert abs(pred.tflm_flash_bytes - rec["tflm_flash_bytes"]) <= 0.02 * rec["tflm_flash_bytes"]
+    assert pred.interpreter_bytes == rec["interpreter_bytes"]
+    assert pred.resolver_bytes == rec["resolver_bytes"]
+    assert pred.tflm_static_ram_bytes == rec["tflm_static_ram_bytes"]
+    if rec.get("stack_bytes") is not None and pred.stack_bytes is not None:
+        assert abs(pred.stack_bytes - rec["stack_bytes"]) <= 0.05 * rec["stack_bytes"]
+    if "arena_check" in rec:
+        assert rec["arena_check"] == {"at_arena": "ok", "one_byte_less": "alloc_fail"}

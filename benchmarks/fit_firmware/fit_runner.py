@@ -176,55 +176,79 @@ def origin(path: str) -> Tuple[str, str]:
     return "startup", base
 
 
+_SKIP_OUT = (".debug", ".comment", ".ARM.attributes", ".stab", ".gnu")
+
+
 def parse_map(mapfile: str) -> List[dict]:
-    """Kept input sections of a GNU ld map: [{out, kind, name, size, lib, member}]."""
+    """Kept input sections of a GNU ld map: [{out, kind, name, size, lib, member}].
+
+    ``size`` is the bytes the section occupies in the image: its listed size, cut at
+    the address where the next input section (or fill) of the same output section
+    starts. Merged string sections can be listed with their size while their strings
+    were folded into an earlier one (the next section then starts at the same address):
+    they occupy nothing. Alignment fill is attributed to nobody."""
     text = open(mapfile, errors="replace").read()
     start = text.find("Linker script and memory map")
     if start < 0:
         raise SystemExit(f"{mapfile}: no memory map")
     lines = text[start:].splitlines()
-    out: List[dict] = []
+    entries: List[list] = []          # [out, name, addr, size, path]; name "*fill*" for fill
     current_out: Optional[str] = None
+    out_end: Dict[str, int] = {}
     pending: Optional[str] = None
-    head = re.compile(r"^(\.[\w.]+|COMMON)\s*$")
-    full = re.compile(r"^ (\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
+    full = re.compile(r"^ (\S+)\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)(?:\s+(\S.*))?$")
     cont = re.compile(r"^\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-    outsec = re.compile(r"^(\.[\w.]+)(\s+0x[0-9a-f]+\s+0x[0-9a-f]+.*)?$")
-
-    def add(name, size, path):
-        if current_out is None:
-            return
-        kind = _FLASH_OUT.get(current_out, "other")
-        if kind is None or size == 0:
-            return
-        lib, member = origin(path.strip())
-        out.append(dict(out=current_out, kind=kind, name=name, size=size, lib=lib, member=member))
+    outsec = re.compile(r"^(\.[\w.]+|COMMON)(?:\s+0x([0-9a-f]+)\s+0x([0-9a-f]+))?")
 
     for line in lines:
-        if not line:
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            m = outsec.match(line)
+            current_out = m.group(1) if m else None
+            if m and m.group(2):
+                out_end[current_out] = int(m.group(2), 16) + int(m.group(3), 16)
             pending = None
             continue
-        if line[0] not in " *" and not line.startswith("LOAD") and not line.startswith("OUTPUT"):
-            m = outsec.match(line)
-            if m:
-                current_out = m.group(1)
-                pending = None
-                continue
+        if current_out is None or current_out.startswith(_SKIP_OUT):
+            continue
         if line.startswith(" ") and not line.startswith("  "):
             m = full.match(line)
             if m:
-                add(m.group(1), int(m.group(3), 16), m.group(4))
+                name = m.group(1)
+                if name == "*fill*" or m.group(4):
+                    entries.append([current_out, name, int(m.group(2), 16), int(m.group(3), 16),
+                                    (m.group(4) or "").strip()])
                 pending = None
                 continue
             name = line.strip()
-            if head.match(name) or name.startswith("."):
-                pending = name
-                continue
+            pending = name if (name.startswith(".") or name == "COMMON") and " " not in name else None
+            continue
         if pending is not None:
             m = cont.match(line)
             if m:
-                add(pending, int(m.group(2), 16), m.group(3))
+                entries.append([current_out, pending, int(m.group(1), 16), int(m.group(2), 16),
+                                m.group(3).strip()])
             pending = None
+
+    out: List[dict] = []
+    for k, (osec, name, addr, size, path) in enumerate(entries):
+        if name == "*fill*" or size == 0:
+            continue
+        kind = _FLASH_OUT.get(osec, "other")
+        if kind is None:
+            continue
+        nxt = out_end.get(osec, addr + size)
+        for later in entries[k + 1:]:
+            if later[0] != osec:
+                break
+            if later[2] >= addr:
+                nxt = later[2]
+                break
+        occupied = max(0, min(size, nxt - addr))
+        lib, member = origin(path)
+        out.append(dict(out=osec, kind=kind, name=name, size=occupied, listed=size, lib=lib,
+                        member=member))
     return out
 
 

@@ -136,6 +136,45 @@ def stack_tables(probe: dict, records: dict, derivation: List[str]) -> dict:
             "derived_from": sorted(derivation), "calls": len(calls)}
 
 
+RUNTIME_LIBS = ("libc", "libm", "libgcc", "libstdc++")
+FLASH_KINDS = ("text", "rodata", "data", "exidx")
+
+
+def _lib_flash(summary: dict) -> int:
+    return sum(summary["by_library"].get(lib, {}).get(k, 0) for lib in RUNTIME_LIBS for k in FLASH_KINDS)
+
+
+def figures(records: dict, base_summary: dict) -> dict:
+    """Per-model recorded figures from the runner's records: what the linked image kept
+    and what QEMU measured."""
+    out = {}
+    base_lib = _lib_flash(base_summary)
+    for model, rec in sorted(records.items()):
+        if "error" in rec:
+            out[model] = {"error": rec["error"]}
+            continue
+        run = rec["run"]
+        entry = {
+            "ops": rec["ops"],
+            "tflm_flash_bytes": rec["flash"]["tflm_flash_bytes"],
+            "tflm_static_ram_bytes": rec["flash"]["tflm_static_ram_bytes"],
+            "runtime_library_flash_bytes": _lib_flash(rec["flash"]) - base_lib,
+            "by_library": rec["flash"]["by_library"],
+            "interpreter_bytes": rec["symbols"].get("main::interpreter"),
+            "resolver_bytes": rec["symbols"].get("(anonymous namespace)::resolver"),
+            "arena_bytes": rec["arena_bytes"],
+        }
+        if run.get("status") == "ok":
+            entry.update(alloc_stack_bytes=run["alloc_stack"], invoke_stack_bytes=run["invoke_stack"],
+                         stack_bytes=max(run["alloc_stack"], run["invoke_stack"]))
+        else:
+            entry["run_status"] = run.get("status")
+        if "run_one_less" in rec:
+            entry["arena_check"] = {"at_arena": run.get("status"), "one_byte_less": rec["run_one_less"]}
+        out[model] = entry
+    return out
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", required=True)
@@ -147,6 +186,8 @@ def main(argv=None) -> None:
     p.add_argument("--derivation", help="file listing the derivation models (one per line)")
     p.add_argument("--about", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--figures-out", help="also merge the build's recorded per-model figures into this JSON")
+    p.add_argument("--figures-about", help="the figures file's about (when creating it)")
     args = p.parse_args(argv)
     singles = json.load(open(args.singles))
     sizes = json.load(open(args.sizes))
@@ -163,6 +204,16 @@ def main(argv=None) -> None:
     with open(args.out, "w") as f:
         json.dump(data, f, separators=(",", ":"))
         f.write("\n")
+    if args.figures_out and args.records:
+        fig = {"about": args.figures_about or "", "builds": {}}
+        if os.path.exists(args.figures_out):
+            fig = json.load(open(args.figures_out))
+        models = {k: v for k, v in json.load(open(args.records)).items() if not k.startswith("cmsis_nn_cases/")}
+        fig["builds"][args.build] = {"build_type": args.build_type, "about": args.about,
+                                     "models": figures(models, singles["base"]["summary"])}
+        with open(args.figures_out, "w") as f:
+            json.dump(fig, f, indent=1, sort_keys=True)
+            f.write("\n")
     print(f"{args.out}: {len(table)} sections, base {len(base)}, {len(ops)} operators"
           + (f", stack from {data['stack']['calls']} kernel calls" if "stack" in data else ""))
 
