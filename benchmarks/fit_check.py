@@ -21,7 +21,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from micro_runtime.fit_tables import load_table  # noqa: E402
+from micro_runtime.fit_tables import load_table, model_node_keys  # noqa: E402
+from micro_runtime.model import load_model  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
 
 FIGURES = os.path.join(os.path.dirname(HERE), "tests", "data", "reference", "tflm_fit_firmware.json")
 
@@ -36,7 +39,7 @@ def compare(build: str, data: dict) -> list:
     for model, rec in sorted(data["models"].items()):
         if "error" in rec:
             continue
-        pred = table.predict(rec["ops"])
+        pred = table.predict(rec["ops"], model_node_keys(load_model(os.path.join(DATA, model))))
         static_pred = pred.interpreter_bytes + pred.resolver_bytes + pred.tflm_static_ram_bytes
         static_meas = rec["interpreter_bytes"] + rec["resolver_bytes"] + rec["tflm_static_ram_bytes"]
         rows.append({

@@ -9,6 +9,11 @@ For each build whose firmware was linked and run (see docs/fit.md and
   ``libstdc++`` the toolchain's; kind ``text`` / ``rodata`` / ``data`` / ``bss`` /
   ``exidx``);
 * ``base``: the sections a firmware with no operator registered keeps;
+* ``strings``: TFLM's merged string literals (``.rodata.*.str1.*``) as a pool of
+  ``[bytes, [ids of the strings it is the tail of]]`` (lengths only, not the strings);
+  a merged string section's row has a fifth element, its string ids. The linker keeps
+  each distinct string once, and a string that is the tail of another not at all, so
+  those sections count by the merged size of all their strings, not one by one;
 * ``ops``: per operator, the sections registering it (MicroMutableOpResolver's Add
   call) adds to the base: its kernel and everything only it reaches;
 * ``objects``: ``sizeof`` of MicroInterpreter and MicroMutableOpResolver<N> (a base
@@ -72,6 +77,7 @@ class FitTable:
         self.ops: Dict[str, Set[int]] = {k: set(v) for k, v in data["ops"].items()}
         self.objects: Dict[str, int] = data["objects"]
         self.stack: dict = data.get("stack") or {}
+        self.strings: List[list] = data.get("strings") or []
 
     @property
     def about(self) -> str:
@@ -82,11 +88,20 @@ class FitTable:
         return self.data.get("build_type", "default")
 
     def _sum(self, ids: Iterable[int], libraries: Sequence[str], kinds: Sequence[str]) -> int:
+        """Bytes of the sections ``ids`` of these libraries and kinds; merged string
+        sections by the merged size of their strings together."""
         total = 0
+        merged: Set[int] = set()
         for i in ids:
-            lib, kind, size = self.sections[i][0], self.sections[i][1], self.sections[i][2]
-            if lib in libraries and kind in kinds:
-                total += size
+            row = self.sections[i]
+            if row[0] in libraries and row[1] in kinds:
+                if len(row) > 4:
+                    merged.update(row[4])
+                else:
+                    total += row[2]
+        if merged:
+            total += sum(self.strings[k][0] for k in merged
+                         if not any(j in merged for j in self.strings[k][1]))
         return total
 
     def resolver_bytes(self, n_ops: int) -> int:
@@ -99,10 +114,25 @@ class FitTable:
             return None
         return entry.get(phase)
 
-    def predict_stack(self, ops: Sequence[str]) -> (Optional[int], dict):
+    def kernel_usage(self, op: str, phase: str, key: Optional[str]) -> Optional[int]:
+        """A kernel's own stack for a node: the largest recorded for the same path key,
+        else for the same tensor types, else for the operator."""
+        nodes = ((self.stack.get("nodes") or {}).get(op) or {}).get(phase) or {}
+        if key is not None:
+            if key in nodes:
+                return nodes[key]
+            types = key.split("|")[0]
+            same = [v for k, v in nodes.items() if k.split("|")[0] == types]
+            if same:
+                return max(same)
+        return ((self.stack.get("ops") or {}).get(op) or {}).get(phase)
+
+    def predict_stack(self, ops: Sequence[str], nodes: Optional[Sequence[tuple]] = None
+                      ) -> (Optional[int], dict):
         """max over AllocateTensors and Invoke of: the framework's own mark, and for
-        each operator and phase the call depth plus the kernel's stack. None when the
-        table has no stack figures or an operator has none."""
+        each node (operator and path key; each operator alone when ``nodes`` is None)
+        and phase the call depth plus the kernel's stack. None when the table has no
+        stack figures or an operator has none."""
         if not self.stack:
             return None, {}
         depth = self.stack["depth"]
@@ -112,13 +142,14 @@ class FitTable:
         invoke = self.stack["invoke_framework"]
         deepest = None
         missing = []
-        for op in ops:
+        for op, key in (nodes if nodes is not None else [(op, None) for op in ops]):
             entry = (self.stack.get("ops") or {}).get(op)
             if entry is None:
-                missing.append(op)
+                if op not in missing:
+                    missing.append(op)
                 continue
             for phase in PHASES:
-                usage = entry.get(phase)
+                usage = self.kernel_usage(op, phase, key)
                 if usage is None:
                     continue
                 total = depth[phase] + usage
@@ -136,8 +167,9 @@ class FitTable:
             return None, parts
         return max(alloc, invoke), parts
 
-    def predict(self, ops: Sequence[str]) -> Prediction:
-        """Flash, static RAM, objects and stack for a firmware registering ``ops``."""
+    def predict(self, ops: Sequence[str], nodes: Optional[Sequence[tuple]] = None) -> Prediction:
+        """Flash, static RAM, objects and stack for a firmware registering ``ops``
+        (``nodes``: :func:`model_node_keys` of the model, for the stack)."""
         ops = list(dict.fromkeys(ops))
         unknown = [op for op in ops if op not in self.ops]
         known = [op for op in ops if op in self.ops]
@@ -145,16 +177,17 @@ class FitTable:
         for op in known:
             union |= self.ops[op]
         added = union - self.base
+        tflm_flash = self._sum(union, ("tflm",), FLASH_KINDS)
         own: Dict[str, int] = {}
         for op in known:
-            others = set()
+            others = set(self.base)
             for other in known:
                 if other != op:
                     others |= self.ops[other]
-            own[op] = self._sum(self.ops[op] - others - self.base, ("tflm",), FLASH_KINDS)
-        tflm_flash = self._sum(union, ("tflm",), FLASH_KINDS)
+            own[op] = tflm_flash - self._sum(others, ("tflm",), FLASH_KINDS)
         base_flash = self._sum(self.base, ("tflm",), FLASH_KINDS)
-        stack, parts = self.predict_stack(known) if not unknown else (None, {"missing_ops": unknown})
+        stack, parts = (self.predict_stack(known, nodes) if not unknown
+                        else (None, {"missing_ops": unknown}))
         return Prediction(
             build=self.build, ops=ops, unknown_ops=unknown,
             tflm_flash_bytes=tflm_flash,
@@ -169,6 +202,39 @@ class FitTable:
 
 
 OBJECTS_FILE = os.path.join(DATA_DIR, "objects.json")
+
+
+_CONV_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
+_BINARY_OPS = ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV",
+               "FLOOR_MOD", "POW", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
+               "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR", "PRELU", "SELECT_V2")
+
+
+def node_stack_key(subgraph, op) -> str:
+    """What picks a kernel's code path, as far as its stack goes: the tensor types
+    ("in,in->out"), then for binary element-wise operators whether inputs broadcast,
+    and for convolutions the filter size, strides, dilations, padding and depth
+    multiplier ("types|extra"; a broadcast carries the largest input rank)."""
+    def t(i):
+        return "-" if i < 0 else str(subgraph.tensors[i].type)
+    key = ",".join(t(i) for i in op.inputs) + "->" + ",".join(t(i) for i in op.outputs)
+    extra = ""
+    if op.name in _BINARY_OPS:
+        shapes = [tuple(subgraph.tensors[i].shape) for i in op.inputs if i >= 0]
+        extra = f"b{max(len(s) for s in shapes)}" if len(set(shapes)) > 1 else "e"
+    elif op.name in _CONV_OPS and len(op.inputs) > 1:
+        p = op.params
+        filt = subgraph.tensors[op.inputs[1]].shape
+        hw = f"{filt[1]}x{filt[2]}" if len(filt) == 4 else "?"
+        extra = (f"{hw},s{getattr(p, 'stride_h', 1)}x{getattr(p, 'stride_w', 1)},"
+                 f"d{getattr(p, 'dilation_h_factor', 1)}x{getattr(p, 'dilation_w_factor', 1)},"
+                 f"p{getattr(p, 'padding', 0)},m{getattr(p, 'depth_multiplier', 0)}")
+    return key + "|" + extra
+
+
+def model_node_keys(model) -> List[tuple]:
+    """(operator name, node_stack_key) of every node, subgraph by subgraph."""
+    return [(op.name, node_stack_key(sg, op)) for sg in model.subgraphs for op in sg.operators]
 
 
 def available_builds() -> List[str]:

@@ -19,9 +19,13 @@
 // prepare and invoke by wrappers that paint and measure around the kernel's own call
 // and record the depth at which TFLM calls it (per-kernel stack tables).
 //
-// fit_ops.h (generated per operator set) defines FIT_OP_COUNT, FIT_ADD_OPS(r) (the
-// resolver's Add calls) and, for FIT_PROBE, FIT_PROBE_KEYS: one {builtin code,
-// custom name} pair per registered operator.
+// Compiled once per resolver size N (-DFIT_OP_COUNT=N). The operators are chosen at
+// link time: adds.cc (compiled with the same N) defines one fit_add_<OP>(resolver)
+// function per operator TFLM's MicroMutableOpResolver can register, each calling that
+// operator's Add method; a small generated C file (the selector) defines
+// fit_add_ops(resolver), calling the chosen fit_add_<OP> functions, and
+// fit_probe_keys[] ({builtin code, custom name} per chosen operator, for FIT_PROBE).
+// With --gc-sections only the chosen Add functions, and what they reach, are kept.
 //
 // Output lines (stdout):
 //   FIT model_bytes=N arena_bytes=N ops=N
@@ -39,7 +43,21 @@
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 
-#include "fit_ops.h"
+#ifndef FIT_OP_COUNT
+#error "compile with -DFIT_OP_COUNT=N (the resolver's size)"
+#endif
+
+struct FitProbeKey {
+  int builtin;
+  const char* custom;
+};
+
+extern "C" {
+// defined by the generated selector
+void fit_add_ops(void* resolver);
+extern const FitProbeKey fit_probe_keys[];
+extern const int fit_op_count;
+}
 
 #ifndef FIT_PAINT_BYTES
 #define FIT_PAINT_BYTES (192 * 1024)
@@ -172,15 +190,10 @@ struct MakeTable<0, K...> {
   using Type = WrapperTable<K...>;
 };
 
-struct ProbeKey {
-  int builtin;
-  const char* custom;
-};
-
 void InstallProbe() {
-  static const ProbeKey keys[] = FIT_PROBE_KEYS;
+  const FitProbeKey* keys = fit_probe_keys;
   using Table = MakeTable<kMaxWrapped>::Type;
-  for (int k = 0; k < FIT_OP_COUNT; ++k) {
+  for (int k = 0; k < fit_op_count; ++k) {
     const TFLMRegistration* found =
         keys[k].custom != nullptr
             ? resolver.FindOp(keys[k].custom)
@@ -214,10 +227,10 @@ int main(int argc, char** argv) {
     return 3;
   }
   const tflite::Model* model = tflite::GetModel(model_data);
-  FIT_ADD_OPS(resolver);
+  fit_add_ops(&resolver);
   printf("FIT model_bytes=%u arena_bytes=%u ops=%d\n",
          static_cast<unsigned>(model_size), static_cast<unsigned>(arena_bytes),
-         FIT_OP_COUNT);
+         fit_op_count);
 
   static tflite::MicroInterpreter interpreter(model, resolver, arena, arena_bytes);
 

@@ -10,7 +10,7 @@ single-operator links only, stack from the probe runs of the derivation models.
 """
 from __future__ import annotations
 
-import argparse
+import argparse  # noqa: I001
 import json
 import os
 import sys
@@ -21,14 +21,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 PHASES = ("init", "prepare", "invoke")
+DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data")
 
 
 def section_key(s: dict) -> Tuple[str, str, str, str]:
     return (s["lib"], s["member"], s["name"], s["kind"])
 
 
-def build_sections(singles: dict) -> Tuple[List[list], List[int], Dict[str, List[int]]]:
-    """Section table (id -> [lib, kind, size, "member:name"]), base ids, per-op ids.
+def build_sections(singles: dict, merge: Dict[Tuple[str, str], List[int]] = None
+                   ) -> Tuple[List[list], List[int], Dict[str, List[int]]]:
+    """Section table (id -> [lib, kind, size, "member:name"] and, for TFLM's merged
+    string sections, a fifth element: the ids of its strings in the string pool), base
+    ids, per-op ids.
     A section kept under the same key with different sizes in different links (merged
     string sections) is recorded with its largest size."""
     ids: Dict[tuple, int] = {}
@@ -38,7 +42,10 @@ def build_sections(singles: dict) -> Tuple[List[list], List[int], Dict[str, List
         key = section_key(s)
         if key not in ids:
             ids[key] = len(table)
-            table.append([s["lib"], s["kind"], s["size"], f"{s['member']}:{s['name']}"])
+            row = [s["lib"], s["kind"], s["size"], f"{s['member']}:{s['name']}"]
+            if merge and s["lib"] == "tflm" and (s["member"], s["name"]) in merge:
+                row.append(merge[(s["member"], s["name"])])
+            table.append(row)
         else:
             row = table[ids[key]]
             row[2] = max(row[2], s["size"])
@@ -82,6 +89,16 @@ def frames_of(frames: Dict[str, int]) -> Dict[str, int]:
     return out
 
 
+def _node_keys(key: str) -> Dict[str, List[str]]:
+    """op -> path keys of its nodes in call order (subgraph by subgraph)."""
+    from micro_runtime.fit_tables import model_node_keys
+    from micro_runtime.model import load_model
+    out: Dict[str, List[str]] = defaultdict(list)
+    for op, k in model_node_keys(load_model(os.path.join(DATA, key))):
+        out[op].append(k)
+    return out
+
+
 def probe_calls(probe: dict, models: List[str]) -> List[dict]:
     """Per-call kernel stack from the probe runs: op name, phase, usage (kernel's own
     bytes), depth (bytes below the caller of AllocateTensors / Invoke at which TFLM
@@ -93,13 +110,16 @@ def probe_calls(probe: dict, models: List[str]) -> List[dict]:
             continue
         ops = entry["ops"]
         f = frames_of(entry["frames"])
+        keys = _node_keys(key)
         for c in entry["run"]["probe"]:
             if c["phase"] == "init":
                 depth = c["below"] - f["init"] - f["wrap_init"]
             else:
                 depth = c["below"] - f["status"] - f["wrap_status"]
-            calls.append({"model": key, "op": ops[c["op"]], "phase": c["phase"], "usage": c["usage"],
-                          "depth": depth})
+            op = ops[c["op"]]
+            node_key = keys[op][c["call"]] if c["call"] < len(keys[op]) else None
+            calls.append({"model": key, "op": op, "phase": c["phase"], "usage": c["usage"],
+                          "depth": depth, "key": node_key})
     return calls
 
 
@@ -110,9 +130,13 @@ def stack_tables(probe: dict, records: dict, derivation: List[str]) -> dict:
     kernel call explains them."""
     calls = probe_calls(probe, derivation)
     per_op: Dict[str, Dict[str, int]] = defaultdict(dict)
+    per_node: Dict[str, Dict[str, Dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     depths: Dict[str, Dict[int, int]] = defaultdict(lambda: defaultdict(int))
     for c in calls:
         per_op[c["op"]][c["phase"]] = max(per_op[c["op"]].get(c["phase"], 0), c["usage"])
+        if c["key"] is not None:
+            slot = per_node[c["op"]][c["phase"]]
+            slot[c["key"]] = max(slot.get(c["key"], 0), c["usage"])
         depths[c["phase"]][c["depth"]] += 1
     depth = {ph: max(d.items(), key=lambda kv: kv[1])[0] for ph, d in depths.items()}
     alloc_fw = invoke_fw = 0
@@ -133,6 +157,8 @@ def stack_tables(probe: dict, records: dict, derivation: List[str]) -> dict:
             invoke_fw = max(invoke_fw, rec["run"]["invoke_stack"])
     return {"depth": depth, "alloc_framework": alloc_fw, "invoke_framework": invoke_fw,
             "ops": {op: dict(sorted(v.items())) for op, v in sorted(per_op.items())},
+            "nodes": {op: {ph: dict(sorted(k.items())) for ph, k in sorted(v.items())}
+                      for op, v in sorted(per_node.items())},
             "derived_from": sorted(derivation), "calls": len(calls)}
 
 
@@ -181,6 +207,7 @@ def main(argv=None) -> None:
     p.add_argument("--build-type", default="default")
     p.add_argument("--singles", required=True)
     p.add_argument("--sizes", required=True)
+    p.add_argument("--lib", required=True, help="the build's libtensorflow-microlite.a (merged strings)")
     p.add_argument("--probe")
     p.add_argument("--records")
     p.add_argument("--derivation", help="file listing the derivation models (one per line)")
@@ -191,12 +218,25 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     singles = json.load(open(args.singles))
     sizes = json.load(open(args.sizes))
-    table, base, ops = build_sections(singles)
+    from elf_strings import string_pool
+    pool, merge = string_pool(args.lib)
+    table, base, ops = build_sections(singles, merge)
+    used = sorted({i for row in table if len(row) > 4 for i in row[4]})
+    # keep the pool small: only strings some kept section holds (and their supers)
+    keep = set(used)
+    for i in used:
+        keep.update(pool[i][1])
+    order = sorted(keep)
+    renum = {old: new for new, old in enumerate(order)}
+    strings = [[pool[i][0], [renum[j] for j in pool[i][1] if j in renum]] for i in order]
+    for row in table:
+        if len(row) > 4:
+            row[4] = [renum[i] for i in row[4]]
     data = {"build": args.build, "build_type": args.build_type, "about": args.about,
             "objects": {"MicroInterpreter": sizes["MicroInterpreter.sizeof"],
                         "resolver_base": sizes["resolver_base"],
                         "resolver_per_op": sizes["resolver_per_op"]},
-            "sections": table, "base": base, "ops": ops}
+            "sections": table, "strings": strings, "base": base, "ops": ops}
     if args.probe and args.records and args.derivation:
         derivation = [line.strip() for line in open(args.derivation) if line.strip()]
         data["stack"] = stack_tables(json.load(open(args.probe)), json.load(open(args.records)), derivation)

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..boards import BOARDS, Board, board_record, boards_table, get_board, target_available
 from ..errors import InputError
-from ..fit_tables import available_builds, load_table, object_sizes
+from ..fit_tables import available_builds, load_table, model_node_keys, object_sizes
 from ..targets import DEFAULT_TARGET, canonical_target_name, get_target
 
 #: keys of ``fit --json`` (nested keys of "ram" and "flash" in RAM_KEYS / FLASH_KEYS)
@@ -96,7 +96,7 @@ def fit_report(model_path: str, board: Optional[str] = None, target: Optional[st
                      "and stack are not predicted" + ("" if object_sizes(target_name) else ", nor its objects"))
         pred = None
     else:
-        pred = table.predict(ops)
+        pred = table.predict(ops, model_node_keys(model))
         if pred.unknown_ops:
             complete = False
             notes.append(f"operators without table entries on {target_name}: "
@@ -174,8 +174,9 @@ def _suggestions(record: dict, model_path: str, board: Optional[Board]) -> List[
                    "--reorder, --patches) can shrink it")
     if not flash["fits"]:
         over = -flash["margin_bytes"]
-        text = (f"flash is {over} bytes short; the model takes {flash['model_bytes']} bytes, TFLM "
-                f"{flash['tflm_code_bytes']}")
+        text = f"flash is {over} bytes short; the model takes {flash['model_bytes']} bytes"
+        if flash["tflm_code_bytes"] is not None:
+            text += f", TFLM {flash['tflm_code_bytes']}"
         if flash["operators"]:
             largest = ", ".join(f"{e['op']} {e['own_bytes']}" for e in flash["operators"][:3])
             text += f"; the operators with the most code of their own: {largest} bytes"
