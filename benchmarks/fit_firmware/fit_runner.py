@@ -159,10 +159,13 @@ def link(objs: List[str], lib: str, workdir: str, cxxflags: List[str]) -> Tuple[
     core = _core(cxxflags)
     elf_m = os.path.join(workdir, "fit_map.elf")
     mapfile = os.path.join(workdir, "fit.map")
-    subprocess.run(["nice", "-n", "10", CXX, f"-mcpu={core}", "-mthumb", "-mfloat-abi=soft",
+    abi = next((f for f in cxxflags if f.startswith("-mfloat-abi=")), "-mfloat-abi=soft")
+    subprocess.run(["nice", "-n", "10", CXX, f"-mcpu={core}", "-mthumb", abi,
                     "--specs=rdimon.specs", "-Wl,--gc-sections", f"-Wl,-Map={mapfile}",
                     *objs, lib, "-lm", "-o", elf_m], check=True, cwd=workdir)
     elf_a = os.path.join(workdir, "fit_run.elf")
+    if "-mfloat-abi=hard" in cxxflags:     # not runnable under qemu-arm user mode
+        return elf_m, mapfile, elf_m
     subprocess.run(["nice", "-n", "10", CXX, *RUN_LINK_FLAGS, "-Wl,--gc-sections",
                     f"-Wl,-Map={os.path.join(workdir, 'fit_run.map')}",
                     *objs, lib, "-lm", "-o", elf_a], check=True, cwd=workdir)
@@ -381,8 +384,9 @@ def _link_set(ops: Sequence[str], args, probe: bool = False) -> dict:
     result = {"ops": sorted(ops), "workdir": workdir, "run_image": elf_a,
               "summary": summarize(sections), "symbols": symbol_sizes(elf_m),
               "frames": stack_usage(objs[0][:-2] + ".su"), "sections": sections}
-    run_sections = parse_map(os.path.join(workdir, "fit_run.map"))
-    result["run_image_summary"] = summarize(run_sections)
+    run_map = os.path.join(workdir, "fit_run.map")
+    if os.path.exists(run_map):
+        result["run_image_summary"] = summarize(parse_map(run_map))
     with open(done, "w") as f:
         json.dump(result, f)
     return result
@@ -430,10 +434,11 @@ def cmd_record(args) -> None:
             out[key] = {"error": f"{type(e).__name__}: {e}"}
             continue
         linked = _link_set(ops, args)
-        rec = run_image(linked["run_image"], model, arena)
+        rec = ({"status": "not_run", "probe": []} if args.no_run
+               else run_image(linked["run_image"], model, arena))
         entry = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                  "flash": linked["summary"], "symbols": linked["symbols"]}
-        if args.check_arena:
+        if args.check_arena and not args.no_run:
             entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1)["status"]
         out[key] = entry
         print(key, rec.get("status"), rec.get("alloc_stack"), rec.get("invoke_stack"),
@@ -518,6 +523,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         sp.add_argument("--force", action="store_true")
         if name == "record":
             sp.add_argument("--check-arena", action="store_true")
+            sp.add_argument("--no-run", action="store_true",
+                            help="link only (cores qemu-arm user mode cannot run, e.g. Cortex-M55 MVE)")
         sp.set_defaults(func=func)
     sp = sub.add_parser("singles")
     common(sp)
