@@ -109,7 +109,11 @@ def main(argv=None) -> int:
         missing = len(rows) - len(stack_rows)
         if missing:
             print(f"stack not predicted for {missing} models (operators without stack figures)")
-        ok = ok and max(flash_err) <= 2 and static_exact == len(rows)
+        stack_ok = all(abs(pct(r["stack_pred"], r["stack_meas"])) <= 5 for r in stack_rows)
+        met = max(flash_err) <= 2 and static_exact == len(rows) and stack_ok
+        print(f"goals (flash within 2 %, static RAM exact, stack within 5 %): "
+              f"{'met' if met else 'NOT met'}")
+        ok = ok and met
     return 0 if ok else 1
 
 

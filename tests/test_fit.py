@@ -197,3 +197,18 @@ def test_prediction_matches_the_linked_firmware(build, model, rec):
         assert abs(pred.stack_bytes - rec["stack_bytes"]) <= 0.05 * rec["stack_bytes"]
     if "arena_check" in rec:
         assert rec["arena_check"] == {"at_arena": "ok", "one_byte_less": "alloc_fail"}
+
+
+def test_fit_check_benchmark_runs_on_the_recorded_figures_alone():
+    """benchmarks/fit_check.py needs only the repository (tables + recorded figures) and
+    meets its goals (exit status 0) for every recorded build."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, os.path.join("benchmarks", "fit_check.py")], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    builds = json.load(open(FIRMWARE))["builds"]
+    for build in builds:
+        assert f"== {build} " in proc.stdout
+    assert "TFLM flash: max |error|" in proc.stdout and "exact for" in proc.stdout
