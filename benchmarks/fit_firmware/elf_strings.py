@@ -71,11 +71,14 @@ def string_key(s: bytes) -> str:
 def string_pool(path: str) -> Tuple[List[list], Dict[Tuple[str, str], List[int]]]:
     """The library's merge strings as a pool: rows [bytes with the NUL, [ids of the
     strings it is a proper suffix of]] (the linker stores a string that is the tail of
-    another only once), and (member, section) -> the ids of its strings."""
+    another only once), and (member, section) -> the ids of its strings. ``path``: an
+    archive, or several separated by commas (one library in several archives, e.g.
+    esp-tflite-micro's TFLM and ESP-NN: their strings merge with each other)."""
     by_member: Dict[Tuple[str, str], List[bytes]] = {}
-    for member, elf in archive_members(path):
-        for sec, strings in merge_string_sections(elf).items():
-            by_member.setdefault((member, sec), []).extend(strings)
+    for one in path.split(","):
+        for member, elf in archive_members(one):
+            for sec, strings in merge_string_sections(elf).items():
+                by_member.setdefault((member, sec), []).extend(strings)
     unique = sorted({s for strs in by_member.values() for s in strs})
     ident = {s: i for i, s in enumerate(unique)}
     # proper suffixes: sort by reversed string; a string's extensions follow it

@@ -13,7 +13,8 @@
 // Stack: before AllocateTensors() and again before Invoke() the stack below the
 // caller's stack pointer is painted with kPaint (FIT_PAINT_BYTES bytes); after each
 // call the lowest byte that no longer holds kPaint gives the high-water mark (bytes
-// below the caller's sp). qemu-arm user mode lets a program write below its sp.
+// below the caller's sp). qemu-arm user mode lets a program write below its sp; in
+// system mode (qemu-system-arm, qemu-system-riscv32) nothing else runs on this stack.
 //
 // With -DFIT_PROBE the firmware also replaces each registered operator's init,
 // prepare and invoke by wrappers that paint and measure around the kernel's own call
@@ -71,7 +72,11 @@ tflite::MicroMutableOpResolver<FIT_OP_COUNT> resolver;
 
 inline uintptr_t StackPointer() {
   uintptr_t sp;
+#if defined(__riscv)
+  asm volatile("mv %0, sp" : "=r"(sp));
+#else
   asm volatile("mov %0, sp" : "=r"(sp));
+#endif
   return sp;
 }
 

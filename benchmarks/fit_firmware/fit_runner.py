@@ -14,7 +14,12 @@ Per operator set two images are linked from one firmware object:
   keeps, section by section;
 * the run image, the same object linked with newlib's armv7-a rdimon startup
   (``-march=armv7-a``, as the Cortex-M oracle does), run under
-  ``qemu-arm -cpu cortex-a15`` for the stack figures.
+  ``qemu-arm -cpu cortex-a15`` for the stack figures; or, with ``--machine M
+  --system-dir D`` (cores qemu-arm user mode cannot run, e.g. the Cortex-M55 with
+  MVE), the same objects linked for the core itself with the Cortex-M oracle's
+  start-up code and memory map (``D/startup.c``, ``D/<M>.ld``:
+  ``benchmarks/cortexm_oracle/system``), ``-nostartfiles --specs=rdimon.specs``,
+  and run in system mode, ``qemu-system-arm -M M`` with semihosting.
 
 Commands (each prints or writes JSON):
 
@@ -32,6 +37,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections import defaultdict
@@ -41,8 +47,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, REPO)
 
-CXX = "arm-none-eabi-g++"
 QEMU = ["qemu-arm", "-cpu", "cortex-a15"]
+#: RISC-V (ESP32-C3 class) images: picolibc with its semihosting start-up, code at
+#: 0x80000000 and RAM from 0x81000000 on QEMU's virt board (the ESP oracle's link)
+RISCV_LINK_FLAGS = ["-march=rv32imac", "-mabi=ilp32", "--specs=picolibc.specs", "--oslib=semihost",
+                    "--crt0=semihost", "-Wl,--defsym=__flash=0x80000000",
+                    "-Wl,--defsym=__flash_size=0x01000000", "-Wl,--defsym=__ram=0x81000000",
+                    "-Wl,--defsym=__ram_size=0x3f000000", "-Wl,--defsym=__stack_size=0x00100000"]
 RUN_LINK_FLAGS = ["-march=armv7-a", "-mthumb", "-mfloat-abi=soft", "--specs=rdimon.specs",
                   "-Wl,--no-warn-mismatch"]
 
@@ -94,14 +105,25 @@ def op_set_id(ops: Sequence[str]) -> str:
 
 # ------------------------------------------------------------------ build steps
 def _cxxflags(path: str) -> List[str]:
-    return open(path).read().split()
+    """The build's compiler flags (shell quoting allowed); -Werror dropped (warnings in
+    our firmware do not change its code)."""
+    return [f for f in shlex.split(open(path).read()) if not f.startswith("-Werror")]
+
+
+def is_riscv(cxxflags: List[str]) -> bool:
+    return any(f.startswith("-march=rv") for f in cxxflags)
+
+
+def tool(cxxflags: List[str], name: str) -> str:
+    """The toolchain's program ``name`` (g++, gcc, nm, objcopy) for these flags."""
+    return ("riscv64-unknown-elf-" if is_riscv(cxxflags) else "arm-none-eabi-") + name
 
 
 def _core(cxxflags: List[str]) -> str:
     for f in cxxflags:
-        if f.startswith("-mcpu="):
-            return f[len("-mcpu="):]
-    raise SystemExit("no -mcpu= in the compiler flags")
+        if f.startswith(("-mcpu=", "-march=rv")):
+            return f.split("=", 1)[1]
+    raise SystemExit("no -mcpu= (or RISC-V -march=) in the compiler flags")
 
 
 def precompiled_header(workdir: str, cxxflags: List[str]) -> str:
@@ -113,13 +135,14 @@ def precompiled_header(workdir: str, cxxflags: List[str]) -> str:
         os.makedirs(pchdir, exist_ok=True)
         with open(os.path.join(HERE, "fit_pch.h")) as src, open(header, "w") as dst:
             dst.write(src.read())
-        subprocess.run(["nice", "-n", "10", CXX, *cxxflags, "-x", "c++-header", header,
+        subprocess.run(["nice", "-n", "10", tool(cxxflags, "g++"), *cxxflags, "-x", "c++-header", header,
                         "-o", header + ".gch"], check=True)
     return header
 
 
 def _cpu_flags(cxxflags: List[str]) -> List[str]:
-    return [f for f in cxxflags if f.startswith(("-mcpu=", "-mthumb", "-mfloat-abi=", "-mfpu="))]
+    return [f for f in cxxflags if f.startswith(("-mcpu=", "-mthumb", "-mfloat-abi=", "-mfpu=",
+                                                  "-march=", "-mabi="))]
 
 
 def compile_objects(n_ops: int, workdir: str, cxxflags: List[str], probe: bool) -> List[str]:
@@ -134,7 +157,8 @@ def compile_objects(n_ops: int, workdir: str, cxxflags: List[str], probe: bool) 
                              ["-DFIT_PROBE"] if probe else []), ("adds.cc", "adds", [])):
         obj = os.path.join(objdir, f"{tag}_{n}.o")
         if not os.path.exists(obj):
-            subprocess.run(["nice", "-n", "10", CXX, *cxxflags, "-fstack-usage", "-Winvalid-pch",
+            subprocess.run(["nice", "-n", "10", tool(cxxflags, "g++"), *cxxflags, "-fstack-usage",
+                            "-Winvalid-pch",
                             "-include", pch, f"-DFIT_OP_COUNT={n}", *extra,
                             "-c", os.path.join(HERE, src), "-o", obj + ".tmp.o"], check=True, cwd=objdir)
             os.replace(obj + ".tmp.o", obj)
@@ -149,26 +173,59 @@ def compile_selector(ops: Sequence[str], setdir: str, cxxflags: List[str]) -> st
     with open(src, "w") as f:
         f.write(selector_source(ops))
     obj = os.path.join(setdir, "selector.o")
-    subprocess.run(["nice", "-n", "10", "arm-none-eabi-gcc", *_cpu_flags(cxxflags), "-Os",
+    subprocess.run(["nice", "-n", "10", tool(cxxflags, "gcc"), *_cpu_flags(cxxflags), "-Os",
                     "-ffunction-sections", "-fdata-sections", "-c", src, "-o", obj], check=True)
     return obj
 
 
-def link(objs: List[str], lib: str, workdir: str, cxxflags: List[str]) -> Tuple[str, str, str]:
-    """Link the map image and the run image; returns (map image, its map, run image)."""
+def system_startup(workdir: str, cxxflags: List[str], system_dir: str) -> str:
+    """startup.c of the system-mode start-up code compiled for the core (once per
+    work directory, -O2 as the Cortex-M oracle compiles it); returns the object."""
+    obj = os.path.join(workdir, "startup_system.o")
+    if not os.path.exists(obj):
+        subprocess.run(["nice", "-n", "10", tool(cxxflags, "gcc"), *_cpu_flags(cxxflags), "-O2",
+                        "-ffunction-sections", "-fdata-sections", "-c",
+                        os.path.join(system_dir, "startup.c"), "-o", obj + ".tmp.o"], check=True)
+        os.replace(obj + ".tmp.o", obj)
+    return obj
+
+
+def link(objs: List[str], lib: str, workdir: str, cxxflags: List[str],
+         system: Optional[Tuple[str, str, str]] = None) -> Tuple[str, str, str]:
+    """Link the map image and the run image; returns (map image, its map, run image).
+    ``system`` = (machine, system_dir, startup object): the run image is linked for
+    the core with that start-up code and the machine's linker script."""
     core = _core(cxxflags)
     elf_m = os.path.join(workdir, "fit_map.elf")
     mapfile = os.path.join(workdir, "fit.map")
+    libs = lib.split(",")
+    if is_riscv(cxxflags):
+        # one image for the map and the run: picolibc's semihosting start-up, linked
+        # as the ESP oracle links its driver for qemu-system-riscv32 -M virt
+        subprocess.run(["nice", "-n", "10", tool(cxxflags, "gcc"), *RISCV_LINK_FLAGS,
+                        "-Wl,--gc-sections", f"-Wl,-Map={mapfile}", *objs,
+                        "-Wl,--start-group", *libs, "-lm", "-lc", "-lgcc", "-Wl,--end-group",
+                        "-o", elf_m], check=True, cwd=workdir)
+        return elf_m, mapfile, elf_m
+    CXX = tool(cxxflags, "g++")
     abi = next((f for f in cxxflags if f.startswith("-mfloat-abi=")), "-mfloat-abi=soft")
     subprocess.run(["nice", "-n", "10", CXX, f"-mcpu={core}", "-mthumb", abi,
                     "--specs=rdimon.specs", "-Wl,--gc-sections", f"-Wl,-Map={mapfile}",
-                    *objs, lib, "-lm", "-o", elf_m], check=True, cwd=workdir)
+                    *objs, *libs, "-lm", "-o", elf_m], check=True, cwd=workdir)
     elf_a = os.path.join(workdir, "fit_run.elf")
+    if system is not None:
+        machine, system_dir, startup = system
+        subprocess.run(["nice", "-n", "10", CXX, *_cpu_flags(cxxflags), "-nostartfiles",
+                        "--specs=rdimon.specs", f"-L{system_dir}",
+                        f"-T{os.path.join(system_dir, machine + '.ld')}", "-Wl,--gc-sections",
+                        f"-Wl,-Map={os.path.join(workdir, 'fit_run.map')}",
+                        startup, *objs, *libs, "-lm", "-o", elf_a], check=True, cwd=workdir)
+        return elf_m, mapfile, elf_a
     if "-mfloat-abi=hard" in cxxflags:     # not runnable under qemu-arm user mode
         return elf_m, mapfile, elf_m
     subprocess.run(["nice", "-n", "10", CXX, *RUN_LINK_FLAGS, "-Wl,--gc-sections",
                     f"-Wl,-Map={os.path.join(workdir, 'fit_run.map')}",
-                    *objs, lib, "-lm", "-o", elf_a], check=True, cwd=workdir)
+                    *objs, *libs, "-lm", "-o", elf_a], check=True, cwd=workdir)
     return elf_m, mapfile, elf_a
 
 
@@ -177,7 +234,11 @@ _FLASH_OUT = {".text": "text", ".rodata": "rodata", ".data": "data", ".bss": "bs
               ".ARM.exidx": "exidx", ".ARM.extab": "exidx", ".init_array": "rodata",
               ".fini_array": "rodata", ".preinit_array": "rodata", ".init": "text",
               ".fini": "text", ".eh_frame": "rodata", ".tdata": "data", ".tbss": "bss",
-              ".heap": None, ".stack_dummy": None, ".stack": None}
+              ".heap": None, ".stack_dummy": None, ".stack": None,
+              ".srodata": "rodata", ".sdata": "data", ".sbss": "bss", ".tbss_space": None,
+              ".preserve": None, ".rela.dyn": None, ".toc": None}
+#: input sections of read-only data that a linker script places in .text (picolibc's)
+_RODATA_IN = (".rodata", ".srodata")
 
 
 def origin(path: str) -> Tuple[str, str]:
@@ -186,8 +247,12 @@ def origin(path: str) -> Tuple[str, str]:
     m = re.match(r"(.*/)?([^/()]+)\((.+)\)$", path)
     if m:
         archive, member = m.group(2), m.group(3)
-        if archive == "libtensorflow-microlite.a":
+        if archive in ("libtensorflow-microlite.a", "libtflm.a", "libespnn.a"):
             return "tflm", member
+        if archive == "libsupport.a":      # the ESP oracle's esp_timer stand-in
+            return "support", member
+        if archive in ("libsemihost.a", "libcrt0-semihost.a"):
+            return "libc", member
         for lib in ("libc", "libg", "libm", "libgcc", "libstdc++", "libsupc++", "librdimon",
                     "libnosys"):
             if archive.startswith(lib + ".") or archive.startswith(lib + "_"):
@@ -200,7 +265,7 @@ def origin(path: str) -> Tuple[str, str]:
     return "startup", base
 
 
-_SKIP_OUT = (".debug", ".comment", ".ARM.attributes", ".stab", ".gnu")
+_SKIP_OUT = (".debug", ".comment", ".ARM.attributes", ".riscv.attributes", ".stab", ".gnu")
 
 
 def parse_map(mapfile: str) -> List[dict]:
@@ -262,6 +327,8 @@ def parse_map(mapfile: str) -> List[dict]:
         kind = _FLASH_OUT.get(osec, "other")
         if kind is None:
             continue
+        if kind == "text" and name.startswith(_RODATA_IN):
+            kind = "rodata"
         nxt = out_end.get(osec, addr + size)
         for later in entries[k + 1:]:
             if later[0] != osec:
@@ -289,9 +356,16 @@ def summarize(sections: List[dict]) -> dict:
     }
 
 
+def _elf_machine(elf: str) -> int:
+    with open(elf, "rb") as f:
+        head = f.read(20)
+    return int.from_bytes(head[18:20], "little")
+
+
 def symbol_sizes(elf: str) -> Dict[str, int]:
     """Sizes of the firmware's static TFLM objects (resolver, interpreter) from nm."""
-    out = subprocess.run(["arm-none-eabi-nm", "-S", "-C", elf], capture_output=True, text=True,
+    nm = "riscv64-unknown-elf-nm" if _elf_machine(elf) == 243 else "arm-none-eabi-nm"
+    out = subprocess.run([nm, "-S", "-C", elf], capture_output=True, text=True,
                          check=True).stdout
     sizes = {}
     for line in out.splitlines():
@@ -314,14 +388,37 @@ def stack_usage(su: str) -> Dict[str, int]:
 
 
 # ------------------------------------------------------------------ running
-def run_image(elf: str, model: str, arena_bytes: int, timeout_s: float = 120.0) -> dict:
-    """Run the image on a model; parse the FIT lines."""
+def system_command(machine: str, elf: str, argv: Sequence[str]) -> List[str]:
+    """qemu-system-arm running ``elf`` on ``machine``; argv[1:] through semihosting
+    (a literal comma is written twice in QEMU's option syntax)."""
+    semi = ",".join(["enable=on", "target=native"] +
+                    [f"arg={a.replace(',', ',,')}" for a in ["fit.elf", *argv]])
+    return ["qemu-system-arm", "-M", machine, "-display", "none", "-monitor", "none",
+            "-serial", "none", "-semihosting-config", semi, "-kernel", elf]
+
+
+def riscv_command(elf: str, argv: Sequence[str]) -> List[str]:
+    """qemu-system-riscv32 -M virt running ``elf`` bare-metal (picolibc's semihosting
+    start-up supplies argv[0]; its stdout reaches QEMU's stdout or stderr)."""
+    semi = ",".join(["enable=on", "target=native"] + [f"arg={a.replace(',', ',,')}" for a in argv])
+    return ["qemu-system-riscv32", "-M", "virt", "-m", "1G", "-bios", "none", "-display", "none",
+            "-monitor", "none", "-serial", "none", "-semihosting-config", semi, "-kernel", elf]
+
+
+def run_image(elf: str, model: str, arena_bytes: int, timeout_s: float = 120.0,
+              machine: Optional[str] = None) -> dict:
+    """Run the image on a model (qemu-arm, or qemu-system-arm -M machine); parse the
+    FIT lines."""
+    argv = [os.path.abspath(model), str(arena_bytes)]
+    if _elf_machine(elf) == 243:                    # EM_RISCV
+        cmd = riscv_command(elf, argv)
+    else:
+        cmd = system_command(machine, elf, argv) if machine else [*QEMU, elf, *argv]
     try:
-        proc = subprocess.run([*QEMU, elf, model, str(arena_bytes)], capture_output=True,
-                              timeout=timeout_s)
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
-    text = proc.stdout.decode(errors="replace")
+    text = proc.stdout.decode(errors="replace") + "\n" + proc.stderr.decode(errors="replace")
     rec: dict = {"status": "crash", "returncode": proc.returncode, "probe": []}
     for line in text.splitlines():
         if not line.startswith("FIT "):
@@ -350,9 +447,9 @@ def cmd_sizes(args) -> None:
     flags = _cxxflags(args.cxxflags)
     os.makedirs(args.workdir, exist_ok=True)
     obj = os.path.join(args.workdir, "sizes.o")
-    subprocess.run(["nice", "-n", "10", CXX, *flags, "-c", os.path.join(HERE, "sizes.cc"),
+    subprocess.run(["nice", "-n", "10", tool(flags, "g++"), *flags, "-c", os.path.join(HERE, "sizes.cc"),
                     "-o", obj], check=True)
-    blob = subprocess.run(["arm-none-eabi-objcopy", "-O", "binary",
+    blob = subprocess.run([tool(flags, "objcopy"), "-O", "binary",
                            "--only-section=.rodata.fit_sizes", obj, "/dev/stdout"],
                           capture_output=True, check=True).stdout
     words = [int.from_bytes(blob[i:i + 4], "little") for i in range(0, len(blob), 4)]
@@ -379,7 +476,10 @@ def _link_set(ops: Sequence[str], args, probe: bool = False) -> dict:
         return json.load(open(done))
     objs = compile_objects(len(ops), args.workdir, flags, probe)
     objs.append(compile_selector(ops, workdir, flags))
-    elf_m, mapfile, elf_a = link(objs, args.lib, workdir, flags)
+    system = None
+    if getattr(args, "machine", None):
+        system = (args.machine, args.system_dir, system_startup(args.workdir, flags, args.system_dir))
+    elf_m, mapfile, elf_a = link(objs, args.lib, workdir, flags, system)
     sections = parse_map(mapfile)
     result = {"ops": sorted(ops), "workdir": workdir, "run_image": elf_a,
               "summary": summarize(sections), "symbols": symbol_sizes(elf_m),
@@ -398,7 +498,7 @@ def cmd_link(args) -> None:
 
 
 def cmd_run(args) -> None:
-    print(json.dumps(run_image(args.image, args.model, args.arena), indent=1))
+    print(json.dumps(run_image(args.image, args.model, args.arena, machine=args.machine), indent=1))
 
 
 def _models(paths: Sequence[str]) -> List[str]:
@@ -417,6 +517,19 @@ def _arena(model: str, target: str) -> int:
     return measure_arena(model, target, recording=False).min_arena_bytes
 
 
+def _arena_for(model: str, key: str, args) -> int:
+    """The arena a model runs with: micro-runtime's exact MicroInterpreter minimum for
+    --target; with --arena-from FIGURES:BUILD, that build's recorded TFLM minimum (the
+    oracle driver's RecordingMicroInterpreter needs at least as much), else
+    --arena-default (the stack and the linked image do not depend on it)."""
+    if getattr(args, "arena_from", None):
+        path, build = args.arena_from.rsplit(":", 1)
+        figures = json.load(open(path))["models"]
+        rec = figures.get(key, {}).get(build, {})
+        return rec.get("min_arena_bytes") or args.arena_default
+    return _arena(model, args.target)
+
+
 def cmd_record(args) -> None:
     """Per model: op set, link (cached per set), arena (emulator, MicroInterpreter),
     run at that arena (and at one byte less with --check-arena), stack figures."""
@@ -429,17 +542,18 @@ def cmd_record(args) -> None:
             continue
         try:
             ops = model_ops(model)
-            arena = _arena(model, args.target)
+            arena = _arena_for(model, key, args)
         except Exception as e:  # noqa: BLE001 - recorded, the sweep goes on
             out[key] = {"error": f"{type(e).__name__}: {e}"}
             continue
         linked = _link_set(ops, args)
         rec = ({"status": "not_run", "probe": []} if args.no_run
-               else run_image(linked["run_image"], model, arena))
+               else run_image(linked["run_image"], model, arena, machine=args.machine))
         entry = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                  "flash": linked["summary"], "symbols": linked["symbols"]}
         if args.check_arena and not args.no_run:
-            entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1)["status"]
+            entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1,
+                                              machine=args.machine)["status"]
         out[key] = entry
         print(key, rec.get("status"), rec.get("alloc_stack"), rec.get("invoke_stack"),
               linked["summary"]["tflm_flash_bytes"], flush=True)
@@ -458,12 +572,12 @@ def cmd_probe(args) -> None:
             continue
         try:
             ops = model_ops(model)
-            arena = _arena(model, args.target)
+            arena = _arena_for(model, key, args)
         except Exception as e:  # noqa: BLE001
             out[key] = {"error": f"{type(e).__name__}: {e}"}
             continue
         linked = _link_set(ops, args, probe=True)
-        rec = run_image(linked["run_image"], model, arena)
+        rec = run_image(linked["run_image"], model, arena, machine=args.machine)
         out[key] = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                     "frames": linked["frames"]}
         print(key, rec.get("status"), len(rec.get("probe", [])), flush=True)
@@ -500,6 +614,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         sp.add_argument("--workdir", required=True, help="where objects and images go")
         if lib:
             sp.add_argument("--lib", required=True, help="the build's libtensorflow-microlite.a")
+        system(sp)
+
+    def system(sp):
+        sp.add_argument("--machine", help="run in system mode on this qemu-system-arm board "
+                        "(e.g. mps3-an547) instead of qemu-arm user mode")
+        sp.add_argument("--system-dir", help="start-up code and linker scripts for --machine "
+                        "(benchmarks/cortexm_oracle/system)")
 
     sp = sub.add_parser("sizes")
     common(sp, lib=False)
@@ -513,12 +634,17 @@ def main(argv: Optional[List[str]] = None) -> None:
     sp.add_argument("image")
     sp.add_argument("model")
     sp.add_argument("arena", type=int)
+    system(sp)
     sp.set_defaults(func=cmd_run)
     for name, func in (("record", cmd_record), ("probe", cmd_probe)):
         sp = sub.add_parser(name)
         common(sp)
         sp.add_argument("models", nargs="+")
         sp.add_argument("--target", required=True, help="micro-runtime profile for the arena")
+        sp.add_argument("--arena-from", help="FIGURES.json:BUILD: run at that build's recorded "
+                        "minimum arena (profiles this version lacks)")
+        sp.add_argument("--arena-default", type=int, default=4 << 20,
+                        help="arena for models --arena-from has no figure for (bytes)")
         sp.add_argument("--out", required=True)
         sp.add_argument("--force", action="store_true")
         if name == "record":
