@@ -420,6 +420,9 @@ def run_image(elf: str, model: str, arena_bytes: int, timeout_s: float = 120.0,
         return {"status": "timeout"}
     text = proc.stdout.decode(errors="replace") + "\n" + proc.stderr.decode(errors="replace")
     rec: dict = {"status": "crash", "returncode": proc.returncode, "probe": []}
+    fault = re.search(r"ORACLE fault \S+ pc=\S+", text)
+    if fault:                       # the system-mode start-up's fault report
+        rec["fault"] = fault.group(0)
     for line in text.splitlines():
         if not line.startswith("FIT "):
             continue
@@ -551,6 +554,11 @@ def cmd_record(args) -> None:
                else run_image(linked["run_image"], model, arena, machine=args.machine))
         entry = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                  "flash": linked["summary"], "symbols": linked["symbols"]}
+        if rec.get("status") == "crash" and args.fault_pad:
+            entry["at_arena"] = rec
+            entry["run_arena_bytes"] = arena + args.fault_pad
+            entry["run"] = rec = run_image(linked["run_image"], model, arena + args.fault_pad,
+                                           machine=args.machine)
         if args.check_arena and not args.no_run:
             entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1,
                                               machine=args.machine)["status"]
@@ -580,6 +588,11 @@ def cmd_probe(args) -> None:
         rec = run_image(linked["run_image"], model, arena, machine=args.machine)
         out[key] = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                     "frames": linked["frames"]}
+        if rec.get("status") == "crash" and args.fault_pad:
+            out[key]["at_arena"] = rec
+            out[key]["run_arena_bytes"] = arena + args.fault_pad
+            out[key]["run"] = rec = run_image(linked["run_image"], model, arena + args.fault_pad,
+                                              machine=args.machine)
         print(key, rec.get("status"), len(rec.get("probe", [])), flush=True)
         with open(args.out, "w") as f:
             json.dump(out, f, indent=1, sort_keys=True)
@@ -645,6 +658,9 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "minimum arena (profiles this version lacks)")
         sp.add_argument("--arena-default", type=int, default=4 << 20,
                         help="arena for models --arena-from has no figure for (bytes)")
+        sp.add_argument("--fault-pad", type=int, default=0,
+                        help="when a run crashes at the arena, run again with this many bytes "
+                        "more (the first run is kept under at_arena)")
         sp.add_argument("--out", required=True)
         sp.add_argument("--force", action="store_true")
         if name == "record":
