@@ -212,3 +212,28 @@ def test_fit_check_benchmark_runs_on_the_recorded_figures_alone():
     for build in builds:
         assert f"== {build} " in proc.stdout
     assert "TFLM flash: max |error|" in proc.stdout and "exact for" in proc.stdout
+
+
+def test_esp32_c3_board_gets_the_riscv_build_figures(capsys):
+    """The ESP32-C3 board maps to the esp32-c3 profile, whose firmware build (esp-tflite-micro
+    with ESP-NN, RV32) has tables: every part is predicted."""
+    from micro_runtime.fit_tables import load_table
+    if canonical_target_name("esp32-c3") not in TARGETS or load_table("esp32-c3") is None:
+        pytest.skip("the esp32-c3 profile or its tables are not in this version")
+    code, out, _ = run(capsys, "fit", model_path("person_detect"), "--board", "esp32-c3-devkitm-1", "--json")
+    rec = json.loads(out)
+    assert rec["target"] == "esp32-c3" and rec["build"]["name"] == "esp32-c3" and rec["complete"]
+    assert rec["flash"]["tflm_code_bytes"] > 0 and rec["ram"]["stack_bytes"] > 0
+    assert code == (0 if rec["fits"] else 1)
+
+
+@pytest.mark.parametrize("target", ["esp32-s3", "esp32"])
+def test_esp_target_without_a_build_says_what_is_not_predicted(capsys, target):
+    if canonical_target_name(target) not in TARGETS:
+        pytest.skip(f"target profile {target} is not in this version yet")
+    from micro_runtime.fit_tables import load_table
+    if load_table(target) is not None:
+        pytest.skip(f"{target} has tables")
+    code, out, _ = run(capsys, "fit", model_path("hello_world_int8"), "--target", target,
+                       "--ram", "512K", "--flash", "4M")
+    assert "not predicted" in out and f"no recorded TFLM firmware build for target {target}" in out

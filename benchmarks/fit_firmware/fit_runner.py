@@ -533,6 +533,14 @@ def _arena_for(model: str, key: str, args) -> int:
     return _arena(model, args.target)
 
 
+def _write_json(path: str, data) -> None:
+    """Write JSON through a temporary file (a reader, or a run cut short, never sees
+    half a file)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
 def cmd_record(args) -> None:
     """Per model: op set, link (cached per set), arena (emulator, MicroInterpreter),
     run at that arena (and at one byte less with --check-arena), stack figures."""
@@ -565,8 +573,7 @@ def cmd_record(args) -> None:
         out[key] = entry
         print(key, rec.get("status"), rec.get("alloc_stack"), rec.get("invoke_stack"),
               linked["summary"]["tflm_flash_bytes"], flush=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1, sort_keys=True)
+        _write_json(args.out, out)
 
 
 def cmd_probe(args) -> None:
@@ -594,8 +601,7 @@ def cmd_probe(args) -> None:
             out[key]["run"] = rec = run_image(linked["run_image"], model, arena + args.fault_pad,
                                               machine=args.machine)
         print(key, rec.get("status"), len(rec.get("probe", [])), flush=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1, sort_keys=True)
+        _write_json(args.out, out)
 
 
 def cmd_singles(args) -> None:

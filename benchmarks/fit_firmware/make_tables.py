@@ -195,6 +195,9 @@ def figures(records: dict, base_summary: dict) -> dict:
                          stack_bytes=max(run["alloc_stack"], run["invoke_stack"]))
         else:
             entry["run_status"] = run.get("status")
+        if "run_arena_bytes" in rec:       # it faulted at arena_bytes (fit_runner --fault-pad)
+            entry["run_arena_bytes"] = rec["run_arena_bytes"]
+            entry["at_arena"] = rec["at_arena"].get("fault") or rec["at_arena"].get("status")
         if "run_one_less" in rec:
             entry["arena_check"] = {"at_arena": run.get("status"), "one_byte_less": rec["run_one_less"]}
         out[model] = entry
@@ -249,6 +252,12 @@ def main(argv=None) -> None:
         if os.path.exists(args.figures_out):
             fig = json.load(open(args.figures_out))
         models = {k: v for k, v in json.load(open(args.records)).items() if not k.startswith("cmsis_nn_cases/")}
+        for k in models:
+            if "_lut_metadata" in k and "error" not in models[k]:
+                # run with an arena from another record (--arena-from): TFLM ignored the
+                # metadata, so the figures are not the compressed model's
+                models[k] = {"error": "the model has LUT-compressed tensors (COMPRESSION_METADATA); "
+                             "this build has no USE_TFLM_COMPRESSION"}
         fig["builds"][args.build] = {"build_type": args.build_type, "about": args.about,
                                      "models": figures(models, singles["base"]["summary"])}
         with open(args.figures_out, "w") as f:
