@@ -638,8 +638,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     def system(sp):
         sp.add_argument("--machine", help="run in system mode on this qemu-system-arm board "
                         "(e.g. mps3-an547) instead of qemu-arm user mode")
-        sp.add_argument("--system-dir", help="start-up code and linker scripts for --machine "
-                        "(benchmarks/cortexm_oracle/system)")
+        sp.add_argument("--system-dir", default=os.path.join(REPO, "benchmarks", "cortexm_oracle", "system"),
+                        help="start-up code and linker scripts for --machine (default: the "
+                        "Cortex-M oracle's, benchmarks/cortexm_oracle/system)")
 
     sp = sub.add_parser("sizes")
     common(sp, lib=False)
