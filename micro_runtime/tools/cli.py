@@ -471,6 +471,9 @@ def _optimize_patches(args) -> int:
                     f"{result.invoke_s * 1e3:.2f} ms (median of 5); outputs bit-identical on "
                     f"{result.verified_inputs} seeded inputs")
     text.append(f"  searched {result.estimated} rewrites in {result.seconds:.1f} s")
+    if result.stopped_early:
+        text.append(f"  the search reached --time-limit while {result.stopped_early}: "
+                    f"the best rewrite found by then was kept")
     _emit(args, data, text)
     return 0
 

@@ -13,7 +13,8 @@ from ...op_resolver import OpResolver
 from ...targets import DEFAULT_TARGET, Target, get_target
 from .geometry import PatchError
 from .program import PatchProgram, model_macs
-from .searching import Candidate, plan_offline, search
+from .estimates import release_interpreters
+from .searching import Candidate, _Deadline, plan_offline, search
 from .writing import build_model
 
 
@@ -41,6 +42,7 @@ class PatchResult:
     stages_searched: int = 0           #: valid stages the search considered
     original_invoke_s: float = 0.0     #: median invoke time of the input model in our interpreter
     invoke_s: float = 0.0              #: the same for the written model
+    stopped_early: Optional[str] = None  #: where the time limit cut the search short, if it did
 
     @property
     def extra_macs(self) -> int:
@@ -62,7 +64,7 @@ class PatchResult:
                 "verified_inputs": self.verified_inputs,
                 "best_rejected": self.best_rejected, "refusals": self.refusals,
                 "emulator_invoke_ms": [round(self.original_invoke_s * 1e3, 3), round(self.invoke_s * 1e3, 3)],
-                "seconds": round(self.seconds, 3)}
+                "stopped_early": self.stopped_early, "seconds": round(self.seconds, 3)}
 
 
 def _program_dict(p: PatchProgram) -> dict:
@@ -143,7 +145,10 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
     stages; the rewrite is kept only when it beats the offline plan alone), or (rows,
     columns) / "RxC" (one stage cut into that grid, written even if it does not help).
     ``stage_end``: index of the stage's last operator (the search then picks the start).
-    ``refine_moves``, ``time_limit_s``: see :func:`search`.
+    ``refine_moves``: see :func:`search`. ``time_limit_s``: seconds from the call after
+    which the search stops and keeps the best rewrite found so far (see :func:`search`;
+    :attr:`PatchResult.stopped_early` then says where); writing, planning (``budget_s``)
+    and verifying that answer come after it.
     The written model's outputs are checked bit-identical to the input model's on
     ``verify_seeds`` seeded inputs in our interpreter before it is returned. Minimum
     arenas are for the RecordingMicroAllocator (``recording``, as the tflite-micro
@@ -151,6 +156,7 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
     by a constant)."""
     from ..optimizer import optimize_model
     start_time = time.perf_counter()
+    deadline = _Deadline(time_limit_s)
     original = model if isinstance(model, Model) else load_model(model)
     target = get_target(target)
     if isinstance(grid, str):
@@ -160,13 +166,19 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
                          f"0..{len(original.main.operators) - 1}")
     forced = grid is not None
     plain = optimize_model(original, target, op_resolver, budget_s=budget_s, recording=recording)
+    release_interpreters()
     result = search(original, target, grid, stage_end, op_resolver, max_patches=max_patches,
                     max_stages=max_stages, budget_s=budget_s, refine_moves=refine_moves,
-                    time_limit_s=time_limit_s)
+                    deadline=deadline)
     chosen: Optional[Candidate] = result.measured[0] if result.measured else None
     if chosen is None and (forced or stage_end is not None):
-        raise PatchError("no exact rewrite exists for the requested "
-                         + ("grid" if forced else "stage") + ": " + "; ".join(result.refusals[:3]))
+        what = "grid" if forced else "stage"
+        if result.stopped_early:
+            raise PatchError(f"the time limit ({time_limit_s:g} s) was reached while "
+                             f"{result.stopped_early}, before an exact rewrite for the requested "
+                             f"{what} was found; give a larger --time-limit")
+        raise PatchError(f"no exact rewrite exists for the requested {what}: "
+                         + "; ".join(result.refusals[:3]))
     best_model, best_bytes = plain.model, plain.optimized_min_arena_bytes
     head = plain.optimized_head_bytes
     programs: List[PatchProgram] = []
@@ -174,18 +186,23 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
     if chosen is None and result.best_estimate is not None:
         rejected = (f"{result.best_estimate.describe()}: {result.best_estimate.estimate.min_arena_bytes} "
                     f"bytes (estimated)")
-    elif chosen is None and result.stages:
+    elif chosen is None and result.stages and not result.stopped_early:
         rejected = ("none worth writing: for every stage and grid, the tail growth (a copy of the "
                     "stage's operators per extra patch) plus twice the exit tensor (the final "
                     "CONCATENATION) already reaches the current minimum arena")
     if chosen is not None:
-        final = plan_offline(build_model(chosen.programs), target, op_resolver, budget_s, recording)
-        if forced or stage_end is not None or final.optimized_min_arena_bytes < best_bytes:
-            best_model, best_bytes = final.model, final.optimized_min_arena_bytes
-            head = final.optimized_head_bytes
+        if recording:   # the search measured it so
+            final_model, final_bytes, final_head = chosen.model, chosen.min_arena_bytes, chosen.head_bytes
+        else:
+            final = plan_offline(build_model(chosen.programs), target, op_resolver, budget_s, recording,
+                                 attempts=1 if result.stopped_early else 3)
+            final_model, final_bytes = final.model, final.optimized_min_arena_bytes
+            final_head = final.optimized_head_bytes
+        if forced or stage_end is not None or final_bytes < best_bytes:
+            best_model, best_bytes, head = final_model, final_bytes, final_head
             programs = chosen.programs
         else:
-            rejected = f"{chosen.describe()}: {final.optimized_min_arena_bytes} bytes"
+            rejected = f"{chosen.describe()}: {final_bytes} bytes"
     written = load_model(best_model)
     verified = 0
     times = (0.0, 0.0)
@@ -194,6 +211,7 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
         runs = 5 if seed == 0 else 0
         want = run_outputs(original, inputs, target, op_resolver, timed_runs=runs)
         got = run_outputs(written, inputs, target, op_resolver, timed_runs=runs)
+        release_interpreters()
         if runs:
             (want, t_want), (got, t_got) = want, got
             times = (t_want, t_got)
@@ -211,4 +229,4 @@ def optimize_with_patches(model, target: Union[str, Target] = DEFAULT_TARGET,
                        operators=len(written.main.operators), estimated=result.estimated,
                        refusals=result.refusals, seconds=time.perf_counter() - start_time,
                        verified_inputs=verified, best_rejected=rejected, stages_searched=result.stages,
-                       original_invoke_s=times[0], invoke_s=times[1])
+                       original_invoke_s=times[0], invoke_s=times[1], stopped_early=result.stopped_early)

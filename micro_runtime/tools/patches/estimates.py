@@ -2,6 +2,7 @@
 profile of the model, without writing or planning the rewritten model."""
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -12,7 +13,7 @@ from ... import schema
 from ...model import Model
 from ...op_resolver import OpResolver
 from ...targets import Target, get_target
-from .program import PatchProgram, _NewTensor
+from .program import PatchProgram
 from .writing import _as_list, _op_sequence
 
 
@@ -63,7 +64,18 @@ class ModelProfile:
                "PADV2": node + persistent("pad.OpData"),
                "CONCATENATION": node + _align(target.sizeof("TfLiteConcatenationParams"), 16)
                + persistent("concatenation.OpData")}
-        return cls(model, target, it.arena.persistent_used_bytes, costs, scratch, new)
+        tail = it.arena.persistent_used_bytes
+        del it
+        release_interpreters()
+        return cls(model, target, tail, costs, scratch, new)
+
+
+def release_interpreters() -> None:
+    """Free the interpreters made so far. An interpreter and its kernel context refer
+    to each other, so only Python's cycle collector frees one, and it runs by object
+    count, not by bytes: a loop allocating large models (tens of MB of arena and
+    tensors each) grows by gigabytes unless it collects after each step."""
+    gc.collect()
 
 
 def _align(n: int, a: int) -> int:
@@ -124,28 +136,43 @@ def live_by_step(model: Model, op_seq: Sequence[Tuple[Sequence[int], Sequence[in
     return np.cumsum(live)[:steps + 1]
 
 
+def planned_sizes(prog: PatchProgram) -> Dict[int, int]:
+    """Planned bytes of each new activation tensor of ``prog`` (by tensor index; constants
+    are not planned). Kept on the program, and shared by its :func:`hoisted` copies."""
+    cached = prog.__dict__.get("_planned_sizes")
+    if cached is not None and cached[0] == len(prog.tensors):
+        return cached[1]
+    sg = prog.model.main
+    sizes = {prog.base + k: _align(_tensor_nbytes(t.shape, sg.tensors[t.proto].type), 16)
+             for k, t in enumerate(prog.tensors) if t.data is None}
+    prog.__dict__["_planned_sizes"] = (len(prog.tensors), sizes)
+    return sizes
+
+
 def estimate(programs: Union[PatchProgram, Sequence[PatchProgram]], profile: ModelProfile) -> Estimate:
     """Predicted tail and head bound of the rewritten model, without writing it."""
     programs = _as_list(programs)
     model = programs[0].model
     sg = model.main
     n = len(sg.tensors)
-    new_tensors: Dict[int, _NewTensor] = {}
+    new_sizes: Dict[int, int] = {}
     for p in programs:
-        new_tensors.update({p.base + k: t for k, t in enumerate(p.tensors)})
+        new_sizes.update(planned_sizes(p))
     tail = profile.tail_bytes
     used_after = set(sg.inputs) | set(sg.outputs)
     seq, regions, step = [], [], 0
     by_start = {p.stage.start: p for p in programs}
     for inputs, outputs, index, new in _op_sequence(programs):
         step += 1
-        used_after.update(t for t in inputs + outputs if t >= 0)
+        used_after.update(inputs)
+        used_after.update(outputs)
         if new is None:
             seq.append((inputs, outputs, profile.op_scratch[index]))
             continue
         tail += (profile.op_tail_bytes[new.copy_of] if new.copy_of is not None
                  else profile.new_op_tail_bytes[new.name])
         seq.append((inputs, outputs, profile.op_scratch[new.copy_of] if new.copy_of is not None else []))
+    used_after = {t for t in used_after if t >= 0}   # not the omitted optional inputs
     for p in programs:
         tail -= sum(profile.op_tail_bytes[i] for i in range(p.stage.start, p.stage.end + 1))
     tail += (len(used_after) - profile.used_tensors) * profile.target.sizeof("TfLiteEvalTensor")
@@ -154,9 +181,8 @@ def estimate(programs: Union[PatchProgram, Sequence[PatchProgram]], profile: Mod
         if t < n:
             if t in profile.tensor_bytes:
                 sizes[t] = profile.tensor_bytes[t]
-        elif new_tensors[t].data is None:
-            nt = new_tensors[t]
-            sizes[t] = _align(_tensor_nbytes(nt.shape, sg.tensors[nt.proto].type), 16)
+        elif t in new_sizes:
+            sizes[t] = new_sizes[t]
     live = live_by_step(model, seq, sizes)
     # steps of each rewritten stage
     offset = 0

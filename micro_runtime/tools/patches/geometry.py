@@ -289,9 +289,11 @@ def _stage_op(model: Model, index: int) -> StageOp:
                      f"along channels and element-wise operators)")
 
 
-def analyse_stage(model: Model, start: int, end: int) -> Stage:
+def analyse_stage(model: Model, start: int, end: int,
+                  stage_ops: Optional[Sequence[Optional[StageOp]]] = None) -> Stage:
     """Check that operators [start, end] of the main subgraph form a stage that can be
-    cut into patches; raise :class:`PatchError` with the reason otherwise."""
+    cut into patches; raise :class:`PatchError` with the reason otherwise.
+    ``stage_ops``: each operator's :class:`StageOp` if already analysed (None: not yet)."""
     sg = model.main
     n = len(sg.operators)
     if not 0 <= start <= end < n:
@@ -300,7 +302,7 @@ def analyse_stage(model: Model, start: int, end: int) -> Stage:
     ops = []
     external: List[int] = []
     for i in range(start, end + 1):
-        op = _stage_op(model, i)
+        op = stage_ops[i] if stage_ops is not None and stage_ops[i] is not None else _stage_op(model, i)
         for pos in op.activations:
             t = sg.operators[i].inputs[pos]
             if t not in produced and t not in external:

@@ -12,8 +12,9 @@ import numpy as np
 from ...model import Model
 from ...op_resolver import OpResolver
 from ...targets import Target, get_target
-from .estimates import Estimate, ModelProfile, _align, _tensor_nbytes, estimate, live_by_step
-from .geometry import COMPRESSED_REFUSAL, PatchError, Stage, _stage_op, analyse_stage
+from .estimates import (Estimate, ModelProfile, _align, _tensor_nbytes, estimate, live_by_step,
+                        planned_sizes, release_interpreters)
+from .geometry import COMPRESSED_REFUSAL, PatchError, Stage, StageOp, _stage_op, analyse_stage
 from .program import (POLICIES, SEARCH_POLICIES, PatchProgram, _NewOp, _op_policy, _plan_patch,
                       _stage_readers, hoisted, plan_rewrite)
 from .writing import build_model, slot_base
@@ -33,6 +34,47 @@ class Candidate:
 
     def describe(self) -> str:
         return "; ".join(p.describe() for p in self.programs)
+
+
+#: the clock deadlines read (seconds; tests replace it with a counter)
+_clock = time.perf_counter
+
+
+class _Deadline:
+    """The wall-clock limit of one search, shared by all its steps: every long loop
+    checks :meth:`expired` and, when it is, stops and keeps the best found so far;
+    :attr:`stopped` then says where the search was cut short."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.at = _clock() + seconds
+        self.stopped: Optional[str] = None
+
+    def expired(self, where: str = "") -> bool:
+        """Whether the limit has passed; the first time it has, ``where`` is noted."""
+        if _clock() <= self.at:
+            return False
+        if self.stopped is None:
+            self.stopped = where or "searching"
+        return True
+
+
+class _Budget:
+    """How many more estimates a search step may make (deterministic), cut short by the
+    search's ``deadline``."""
+
+    def __init__(self, estimates: int, deadline: _Deadline, where: str):
+        self.left = estimates
+        self.deadline = deadline
+        self.where = where
+        self.used = 0
+
+    def spend(self) -> bool:
+        if self.left <= 0 or self.deadline.expired(self.where):
+            return False
+        self.left -= 1
+        self.used += 1
+        return True
 
 
 def _grids(exit_shape, max_patches: int, max_side: int) -> List[Tuple[int, int]]:
@@ -132,21 +174,23 @@ def _local_live(ops: Sequence[_NewOp], sizes: Dict[int, int], stage_input: int, 
 
 
 def _new_tensor_sizes(prog: PatchProgram) -> Dict[int, int]:
-    sg = prog.model.main
-    return {prog.base + k: _align(_tensor_nbytes(t.shape, sg.tensors[t.proto].type), 16)
-            for k, t in enumerate(prog.tensors) if t.data is None}
+    return planned_sizes(prog)
 
 
 def _patch_options(prog: PatchProgram, r: int, c: int, readers: Dict[int, int], profile: ModelProfile,
-                   assignments: Sequence[Dict[int, str]], input_dies: bool):
+                   assignments: Sequence[Dict[int, str]], input_dies: bool,
+                   deadline: Optional[_Deadline] = None):
     """For each policy assignment (window operator index -> policy) of patch (r, c),
-    planned alone: (local peak bytes, tail bytes, assignment) -- see :func:`_local_live`."""
+    planned alone: (local peak bytes, tail bytes, assignment) -- see :func:`_local_live`.
+    Stops early (fewer options) when the ``deadline`` passes."""
     model, stage = prog.model, prog.stage
     exit_box = (prog.row_ranges[r][0], prog.row_ranges[r][1], prog.col_ranges[c][0], prog.col_ranges[c][1])
     input_bytes = profile.tensor_bytes.get(stage.input, 0)
     eval_bytes = profile.target.sizeof("TfLiteEvalTensor")
     out = []
     for assignment in assignments:
+        if deadline is not None and deadline.expired("tuning the policies of each patch"):
+            break
         tmp = PatchProgram(model, stage, prog.row_ranges, prog.col_ranges, assignment, base=prog.base)
         try:
             _plan_patch(tmp, r, c, exit_box, readers)
@@ -168,14 +212,17 @@ def _assignments(prog: PatchProgram, limit: int = 256) -> List[Dict[int, str]]:
     return [{i: p for i in windows} for p in POLICIES]
 
 
-def _tune_patches(cand: Candidate, profile: ModelProfile) -> Candidate:
+def _tune_patches(cand: Candidate, profile: ModelProfile, deadline: Optional[_Deadline] = None) -> Candidate:
     """Choose each patch's policies on its own: every assignment of policies to the
     window operators is planned per patch, giving its local peak and tail; then for a
     head budget H each patch takes its smallest-tail assignment whose local peak plus
     its background (what else is alive meanwhile, taken from the current estimate) fits
-    in H, and H is chosen to minimise tail + max(H, the peak outside the stage)."""
+    in H, and H is chosen to minimise tail + max(H, the peak outside the stage).
+    When the ``deadline`` passes, the stages tuned so far are kept."""
     best = cand
     for k in range(len(cand.programs)):
+        if deadline is not None and deadline.expired("tuning the policies of each patch"):
+            break
         prog = best.programs[k]
         readers = _stage_readers(prog.model, prog.stage)
         assignments = _assignments(prog)
@@ -198,7 +245,7 @@ def _tune_patches(cand: Candidate, profile: ModelProfile) -> Candidate:
             patch_steps[span] = True
             background = int((est.live[span] - current).max())
             options = _patch_options(prog, report.row, report.col, readers, profile, assignments,
-                                     dies or gone)
+                                     dies or gone, deadline)
             pareto, best_tail = [], None
             for peak, tail, assignment in sorted(options, key=lambda o: (o[0], o[1])):
                 if best_tail is None or tail < best_tail:
@@ -245,28 +292,12 @@ def plan_offline(model, target, op_resolver: Optional[OpResolver] = None, budget
     best = None
     for seed in range(attempts):
         result = optimize_model(model, target, op_resolver, budget_s=budget_s, seed=seed, recording=recording)
+        release_interpreters()
         if best is None or result.optimized_min_arena_bytes < best.optimized_min_arena_bytes:
             best = result
         if best.optimized_head_bytes <= best.lower_bound_bytes:
             break
     return best
-
-
-class _Budget:
-    """How many more estimates a search step may make (deterministic), with a time
-    limit as a safety net (``time.perf_counter()`` deadline)."""
-
-    def __init__(self, estimates: int, seconds: float):
-        self.left = estimates
-        self.deadline = time.perf_counter() + seconds
-        self.used = 0
-
-    def spend(self) -> bool:
-        if self.left <= 0 or time.perf_counter() > self.deadline:
-            return False
-        self.left -= 1
-        self.used += 1
-        return True
 
 
 def _refine(cand: Candidate, profile: ModelProfile, budget: _Budget) -> Candidate:
@@ -331,41 +362,102 @@ def _plausible(model: Model, stage: Stage, valid: Dict[Tuple[int, int], Stage]) 
     return True
 
 
-def _cover_sets(singles: List[Candidate], live: np.ndarray, base_tail: int, n_ops: int,
-                max_stages: int, keep: int) -> List[Tuple[int, List[Candidate]]]:
+#: single-stage rewrites kept per stage for combining (the ones no other beats on both
+#: own peak and tail growth); beyond this many, the one with the highest own peak goes
+MAX_FRONT = 64
+
+
+@dataclass
+class _Single:
+    """A single-stage rewrite the scan estimated, kept without its program (planning is
+    deterministic: :meth:`program` plans it again). Bytes."""
+
+    stage: Stage
+    grid: Tuple[int, int]
+    policy: str
+    hoist: int
+    peak: int         #: live-memory peak while the rewritten stage runs
+    tail: int         #: estimated tail
+    min_arena: int    #: estimated minimum arena
+    seq: int          #: order in which the scan estimated it
+
+    def program(self, model: Model, base: int = -1) -> PatchProgram:
+        return plan_rewrite(model, self.stage, self.grid, self.policy, base=base, hoist=self.hoist)
+
+
+class _SingleStore:
+    """The single-stage rewrites a search keeps, a bounded number whatever the model:
+    per stage its front of own peak and tail (at most ``max_front``, see
+    :data:`MAX_FRONT`), and the ``top`` smallest estimated minimum arenas."""
+
+    def __init__(self, top: int, max_front: int = MAX_FRONT):
+        self.fronts: Dict[Tuple[int, int], List[_Single]] = {}  #: peaks rising, tails falling
+        self.first_seq: Dict[Tuple[int, int], int] = {}
+        self.best_key: Dict[Tuple[int, int], Tuple[int, int]] = {}
+        self.top: List[_Single] = []
+        self.top_size = top
+        self.max_front = max_front
+        self.count = 0
+        self.dropped = 0    #: rewrites on a front that were let go because it was full
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def add(self, single: _Single) -> None:
+        self.count += 1
+        key = (single.stage.start, single.stage.end)
+        self.first_seq.setdefault(key, single.seq)
+        rank = (single.min_arena, single.seq)
+        if key not in self.best_key or rank < self.best_key[key]:
+            self.best_key[key] = rank
+        if len(self.top) < self.top_size or rank < (self.top[-1].min_arena, self.top[-1].seq):
+            self.top.append(single)
+            self.top.sort(key=lambda x: (x.min_arena, x.seq))
+            del self.top[self.top_size:]
+        front = self.fronts.setdefault(key, [])
+        if any(o.peak <= single.peak and o.tail <= single.tail for o in front):
+            return
+        front[:] = [o for o in front if not (o.peak >= single.peak and o.tail >= single.tail)]
+        front.append(single)
+        front.sort(key=lambda x: x.peak)
+        if len(front) > self.max_front:
+            front.pop()
+            self.dropped += 1
+
+    def own(self, by_best: bool) -> List[Tuple[int, int, int, int, _Single]]:
+        """(start, end, own peak, tail, rewrite) of every front, stage by stage in the
+        order the scan reached them, or (``by_best``) by their best estimate."""
+        order = sorted(self.fronts, key=(self.best_key.get if by_best else self.first_seq.get))
+        return [(s, e, x.peak, x.tail, x) for s, e in order for x in self.fronts[(s, e)]]
+
+
+def _cover_sets(store: _SingleStore, live: np.ndarray, base_tail: int, n_ops: int,
+                max_stages: int, keep: int, by_best: bool = True,
+                deadline: Optional[_Deadline] = None) -> List[Tuple[int, List[_Single]]]:
     """Sets of disjoint single-stage rewrites, chosen by a separable estimate: for a head
     budget T every operator whose live memory exceeds T must lie in a chosen stage whose
     own peak is at most T; the tail grows by the sum of the stages' tail growth. A
-    dynamic programme over operator positions per T; returns (estimate, set), best first."""
+    dynamic programme over operator positions per T; returns (estimate, set), best first
+    (those found so far when the ``deadline`` passes)."""
     op_live = [int(live[i + 1]) for i in range(n_ops)]
     # per stage, only the rewrites no other beats on both own peak and tail growth
-    by_interval: Dict[Tuple[int, int], List] = {}
-    for c in singles:
-        st = c.programs[0].stage
-        by_interval.setdefault((st.start, st.end), []).append(
-            (c.estimate.region_peak(0), c.estimate.tail_bytes - base_tail, c))
-    own = []
-    for (s, e), entries in by_interval.items():
-        entries.sort(key=lambda x: (x[0], x[1]))
-        best_tail = None
-        for peak, dtail, c in entries:
-            if best_tail is None or dtail < best_tail:
-                own.append((s, e, peak, dtail, c))
-                best_tail = dtail
+    own = [(s, e, peak, tail - base_tail, x) for s, e, peak, tail, x in store.own(by_best)]
     thresholds = sorted({o[2] for o in own})
-    results: Dict[Tuple, Tuple[int, List[Candidate]]] = {}
+    results: Dict[Tuple, Tuple[int, List[_Single]]] = {}
     inf = float("inf")
     for T in thresholds:
-        best_for: Dict[Tuple[int, int], Tuple[int, Candidate]] = {}
+        if deadline is not None and deadline.expired("combining stages"):
+            break
+        best_for: Dict[Tuple[int, int], Tuple[int, _Single]] = {}
         for s, e, peak, dtail, c in own:
             if peak <= T and ((s, e) not in best_for or dtail < best_for[(s, e)][0]):
                 best_for[(s, e)] = (dtail, c)
-        by_start: Dict[int, List[Tuple[int, int, Candidate]]] = {}
+        by_start: Dict[int, List[Tuple[int, int, _Single]]] = {}
         for (s, e), (dtail, c) in best_for.items():
             by_start.setdefault(s, []).append((e, dtail, c))
         # f[i][k]: least tail growth covering every operator < i above T with k stages
         f = [[inf] * (max_stages + 1) for _ in range(n_ops + 1)]
-        back: Dict[Tuple[int, int], Tuple[int, int, Optional[Candidate]]] = {}
+        back: Dict[Tuple[int, int], Tuple[int, int, Optional[_Single]]] = {}
         f[0][0] = 0
         for i in range(n_ops):
             for k in range(max_stages + 1):
@@ -389,10 +481,10 @@ def _cover_sets(singles: List[Candidate], live: np.ndarray, base_tail: int, n_op
                 chosen.append(c)
         chosen.reverse()
         uncovered = max([op_live[i] for i in range(n_ops)
-                         if not any(c.programs[0].stage.start <= i <= c.programs[0].stage.end for c in chosen)]
+                         if not any(c.stage.start <= i <= c.stage.end for c in chosen)]
                         or [0])
-        head = max([uncovered] + [c.estimate.region_peak(0) for c in chosen])
-        key = tuple((c.programs[0].stage.start, c.programs[0].describe(), str(c.programs[0].policy)) for c in chosen)
+        head = max([uncovered] + [c.peak for c in chosen])
+        key = tuple((c.stage.start, c.stage.end, c.grid, c.policy, c.hoist) for c in chosen)
         value = base_tail + int(f[n_ops][k_best]) + head
         if key not in results or value < results[key][0]:
             results[key] = (value, chosen)
@@ -409,24 +501,31 @@ class SearchResult:
     refusals: List[str]
     stages: int = 0                         #: valid stages considered
     best_estimate: Optional[Candidate] = None  #: the best estimate of all, helpful or not
+    stopped_early: Optional[str] = None     #: where the time limit cut the search short, if it did
 
 
 def search(model: Model, target: Union[str, Target], grid: Optional[Tuple[int, int]] = None,
            stage_end: Optional[int] = None, op_resolver: Optional[OpResolver] = None,
            max_patches: int = 16, max_side: int = 6, max_stages: int = 3, measure_top: int = 3,
            budget_s: float = 1.0, refine_moves: int = 1000, max_estimates: int = 30000,
-           time_limit_s: float = 300.0) -> SearchResult:
+           time_limit_s: float = 300.0, deadline: Optional[_Deadline] = None) -> SearchResult:
     """Find the rewrite with the smallest minimum arena on ``target`` after the
     offline-plan optimizer. Every plausible stage (or every stage ending at operator
     ``stage_end``) in every grid up to ``max_patches`` patches (or ``grid``) with each
     of SEARCH_POLICIES is estimated; with neither ``grid`` nor ``stage_end`` given, up
     to ``max_stages`` disjoint stages are combined (:func:`_cover_sets`). The best are
     refined with up to ``refine_moves`` estimates (:func:`_tune_patches`,
-    :func:`_refine`; stages are scanned shortest first, up to ``max_estimates``; both
-    steps also stop at ``time_limit_s`` seconds, a safety net that makes the result
-    depend on the machine's speed when it is reached), and the
+    :func:`_refine`; stages are scanned shortest first, up to ``max_estimates``), and the
     ``measure_top`` best are written, planned by the optimizer (``budget_s`` seconds)
-    and measured exactly."""
+    and measured exactly.
+
+    Every step stops at ``time_limit_s`` seconds from the start (or at ``deadline``):
+    the best found so far is then refined no further and only it is measured (one
+    optimizer run), and :attr:`SearchResult.stopped_early` says where the search
+    stopped; the result then depends on the machine's speed. Memory is bounded: the
+    scan keeps at most :data:`MAX_FRONT` rewrites per stage (see :class:`_SingleStore`),
+    without their programs."""
+    deadline = deadline if deadline is not None else _Deadline(time_limit_s)
     target = get_target(target)
     if model.has_compression():
         return SearchResult([], 0, [COMPRESSED_REFUSAL])
@@ -443,32 +542,33 @@ def search(model: Model, target: Union[str, Target], grid: Optional[Tuple[int, i
         if text not in refusals and len(refusals) < 100:
             refusals.append(text)
 
-    spatial = []
+    stage_ops: List[Optional[StageOp]] = []
     for i in range(n):
         try:
-            _stage_op(model, i)
-            spatial.append(True)
+            stage_ops.append(_stage_op(model, i))
         except PatchError as e:
             refuse(str(e))
-            spatial.append(False)
+            stage_ops.append(None)
     valid: Dict[Tuple[int, int], Stage] = {}
     for start in range(n):
+        if deadline.expired(f"finding stages (operators from #{start} on not tried)"):
+            break
         for end in range(start, n):
-            if not spatial[end]:
+            if stage_ops[end] is None:
                 break   # no stage reaches past an operator that cannot be cut
             if stage_end is not None and end != stage_end:
                 continue
             try:
-                valid[(start, end)] = analyse_stage(model, start, end)
+                valid[(start, end)] = analyse_stage(model, start, end, stage_ops)
             except PatchError as e:
                 refuse(str(e))
     if stage_end is not None:
         stages = list(valid.values())
-        if not stages:
+        if not stages and deadline.stopped is None:
             raise PatchError(f"no stage can end at operator #{stage_end}: " + "; ".join(refusals[:3]))
     else:
         stages = [s for s in valid.values() if _plausible(model, s, valid)]
-    singles: List[Candidate] = []
+    singles = _SingleStore(measure_top)
     estimated = 0
     base_live = int(live.max())
     best_known = base_live + profile.tail_bytes
@@ -476,16 +576,21 @@ def search(model: Model, target: Union[str, Target], grid: Optional[Tuple[int, i
     policies = SEARCH_POLICIES if grid is None else POLICIES
     best_any: Optional[Candidate] = None
     stages.sort(key=lambda st: (st.end - st.start, st.start))
-    scan = _Budget(max_estimates, time_limit_s)
-    for k, stage in enumerate(stages):
-        if scan.left <= 0 or time.perf_counter() > scan.deadline:
-            refuse(f"search stopped after {k} of {len(stages)} stages (estimate or time limit); "
-                   f"longer stages were not tried")
+    scanning = "scanning stages"
+    scan = _Budget(max_estimates, deadline, scanning)
+    tried = 0
+    for stage in stages:
+        if scan.left <= 0 or deadline.expired(scanning):
+            if scan.left <= 0:
+                refuse(f"search stopped after {tried} of {len(stages)} stages (estimate limit); "
+                       f"longer stages were not tried")
             break
+        tried += 1
         length = stage.end - stage.start + 1
         if grid is None and stage_end is None and max_stages > 1 and length > cover_every and singles:
             cover_every *= 2
-            covers = _cover_sets(singles, live, profile.tail_bytes, n, max_stages, 1)
+            covers = _cover_sets(singles, live, profile.tail_bytes, n, max_stages, 1, by_best=False,
+                                 deadline=deadline)
             if covers:
                 best_known = min(best_known, covers[0][0])
         exit_shape = sg.tensors[stage.exit].shape
@@ -499,6 +604,8 @@ def search(model: Model, target: Union[str, Target], grid: Optional[Tuple[int, i
                     >= best_known:
                 continue
             for policy in policies:
+                if deadline.expired(scanning):
+                    break
                 estimated += 1
                 scan.spend()
                 try:
@@ -507,45 +614,55 @@ def search(model: Model, target: Union[str, Target], grid: Optional[Tuple[int, i
                     refuse(f"operators {stage.start}..{stage.end} in {g[0]}x{g[1]} ({policy}): {e}")
                     continue
                 for k in range(-1, len(prog.patches) - 1):
+                    if deadline.expired(scanning):
+                        break
                     variant = prog if k < 0 else hoisted(prog, k)
-                    c = Candidate([variant], estimate(variant, profile))
-                    if best_any is None or c.estimate.min_arena_bytes < best_any.estimate.min_arena_bytes:
-                        best_any = c
-                    if c.estimate.region_peak(0) >= base_live:
+                    est = estimate(variant, profile)
+                    if best_any is None or est.min_arena_bytes < best_any.estimate.min_arena_bytes:
+                        best_any = Candidate([variant], est)
+                    peak = est.region_peak(0)
+                    if peak >= base_live:
                         continue   # does not lower the stage's own peak: useless alone and combined
-                    singles.append(c)
-                    best_known = min(best_known, c.estimate.min_arena_bytes)
+                    singles.add(_Single(stage, g, policy, variant.hoist, peak, est.tail_bytes,
+                                        est.min_arena_bytes, singles.count))
+                    best_known = min(best_known, est.min_arena_bytes)
+    if deadline.stopped == scanning:
+        deadline.stopped = (f"scanning stages ({tried} of {len(stages)} started, shortest first; "
+                            f"longer stages were not tried)")
     if not singles:
-        return SearchResult([], estimated, refusals, len(stages), best_any)
-    singles.sort(key=lambda c: c.estimate.min_arena_bytes)
-    pool = list(singles[:measure_top])
+        return SearchResult([], estimated, refusals, len(stages), best_any, deadline.stopped)
+    pool = []
+    for x in singles.top:
+        program = x.program(model)
+        pool.append(Candidate([program], estimate(program, profile)))
     if grid is None and stage_end is None and max_stages > 1:
-        for value, chosen in _cover_sets(singles, live, profile.tail_bytes, n, max_stages, 2 * measure_top):
+        for value, chosen in _cover_sets(singles, live, profile.tail_bytes, n, max_stages, 2 * measure_top,
+                                         deadline=deadline):
             if len(chosen) < 2:
                 continue
-            programs = []
-            for slot, c in enumerate(chosen):
-                p = c.programs[0]
-                programs.append(plan_rewrite(model, p.stage, None, p.policy, (p.row_ranges, p.col_ranges),
-                                             base=slot_base(model, slot), hoist=p.hoist))
+            programs = [x.program(model, slot_base(model, slot)) for slot, x in enumerate(chosen)]
             estimated += 1
             pool.append(Candidate(programs, estimate(programs, profile)))
     pool.sort(key=lambda c: c.estimate.min_arena_bytes)
     refined = []
-    refine = _Budget(refine_moves, time_limit_s)
+    refine = _Budget(refine_moves, deadline, "refining the best rewrites")
     for c in pool[:2 * measure_top]:
-        r = _tune_patches(_refine(_tune_patches(c, profile), profile, refine), profile)
+        r = _tune_patches(_refine(_tune_patches(c, profile, deadline), profile, refine), profile, deadline)
         if all(r.describe() != o.describe() or
                [p.policy for p in r.programs] != [p.policy for p in o.programs] for o in refined):
             refined.append(r)
     estimated += refine.used
     refined.sort(key=lambda c: c.estimate.min_arena_bytes)
     measured = []
-    for c in refined[:measure_top]:
-        written = plan_offline(build_model(c.programs), target, op_resolver, budget_s)
+    late = deadline.expired("measuring the best rewrites")
+    for c in refined[:1 if late else measure_top]:
+        if measured and deadline.expired("measuring the best rewrites"):
+            break
+        written = plan_offline(build_model(c.programs), target, op_resolver, budget_s,
+                               attempts=1 if late else 3)
         c.model = written.model
         c.min_arena_bytes = written.optimized_min_arena_bytes
         c.head_bytes = written.optimized_head_bytes
         measured.append(c)
     measured.sort(key=lambda c: c.min_arena_bytes)
-    return SearchResult(measured, estimated, refusals, len(stages), best_any)
+    return SearchResult(measured, estimated, refusals, len(stages), best_any, deadline.stopped)
