@@ -18,8 +18,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.float_math import GLIBC, FloatMath, math_for
-from .internal.libm_float import c_expf
+from .internal.float_math import GLIBC, FloatMath, c_expf, math_for
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
 from .internal.quantization import (calculate_input_radius, clip_into, count_leading_zeros_u32,

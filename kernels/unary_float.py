@@ -17,7 +17,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import c_expf, expf
+from .internal.float_math import c_expf
+from .internal.libm_float import expf
 from .internal.tensor_utils import FLOAT32, flat_size, type_name
 
 _F32 = np.float32

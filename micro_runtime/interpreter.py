@@ -18,6 +18,7 @@ import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
 from arena.arena import Arena, min_arena_bytes
+from arena.recording import TFLM_LINE_END, RecordingArena, RecordingMicroAllocator
 
 from . import schema
 from ._blas import limit_blas_threads
@@ -32,10 +33,6 @@ ErrorReporter = Callable[[str], None]
 
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
-
-
-#: TFLM's MicroPrintf ends every line with CR LF (the tflite-micro package's stderr shows it).
-TFLM_LINE_END = "\r\n"
 
 
 def stderr_reporter(message: str) -> None:
@@ -204,7 +201,6 @@ class MicroInterpreter:
     def _make_arena(self, size: int) -> Arena:
         try:
             if self.recording:
-                from recording.allocator import RecordingArena
                 return RecordingArena(size)
             return Arena(size)
         except (MemoryError, OverflowError):
@@ -213,7 +209,6 @@ class MicroInterpreter:
 
     def _make_allocator(self) -> MicroAllocator:
         if self.recording:
-            from recording.allocator import RecordingMicroAllocator
             return RecordingMicroAllocator(self.arena, self.target, self.planner)
         return MicroAllocator(self.arena, self.target, self.planner)
 

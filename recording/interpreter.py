@@ -3,7 +3,7 @@
 As in TFLM, it is a MicroInterpreter whose allocator is a RecordingMicroAllocator: the
 same constructor, the same run-time behaviour, plus the recorded figures. After the first
 ``allocate_tensors()`` or ``invoke()`` (which allocates), the figures are available per
-:class:`~recording.allocator.RecordedAllocationType` and as TFLM's printed report.
+:class:`~arena.recording.RecordedAllocationType` and as TFLM's printed report.
 Only numbers are added: what runs and where tensors live are MicroInterpreter's.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from micro_runtime.model import Model
 from micro_runtime.op_resolver import OpResolver
 from micro_runtime.targets import DEFAULT_TARGET, Target
 
-from .allocator import RecordedAllocation, RecordingMicroAllocator
+from arena.recording import RecordedAllocation, RecordingMicroAllocator
 
 
 class RecordingMicroInterpreter(MicroInterpreter):
@@ -39,7 +39,7 @@ class RecordingMicroInterpreter(MicroInterpreter):
 
     def get_recorded_allocation(self, allocation_type) -> RecordedAllocation:
         """``requested_bytes``, ``used_bytes`` and ``count`` of one
-        :class:`~recording.allocator.RecordedAllocationType` (a copy)."""
+        :class:`~arena.recording.RecordedAllocationType` (a copy)."""
         return self.allocator.get_recorded_allocation(allocation_type)
 
     @property

@@ -111,3 +111,10 @@ def math_for(target=None) -> FloatMath:
         from micro_runtime.errors import MicroRuntimeError
         raise MicroRuntimeError(f"unknown C library {name!r} for float functions "
                                 f"(known: {', '.join(sorted(_LIBRARIES))})") from None
+
+
+def c_expf(target=None):
+    """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
+    (host builds, the default) or newlib's (Cortex-M builds); shorthand for
+    ``math_for(target).expf``."""
+    return math_for(target).expf
