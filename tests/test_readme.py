@@ -22,7 +22,8 @@ ROOT = os.path.dirname(README)
 
 #: commands (by a part of them) that take minutes, and why
 SLOW = {
-    "--patches": "the patch search takes 1 to 5 minutes (about 50 s of CPU on person_detect)",
+    "--patches": "the patch search takes 1 to 5 minutes (about 50 s of CPU on person_detect), and its "
+                 "time-bounded plan search (--budget) may stop above the head shown on a busy machine",
 }
 
 
