@@ -85,7 +85,10 @@ class MicroInterpreter:
     ten times the model size, like the tflite_micro package). ``target``: the TFLM build to
     emulate, a name of :data:`~micro_runtime.targets.TARGETS` or a
     :class:`~micro_runtime.targets.Target` (default ``"cortex-m4+cmsis-nn"``; ``"host64"``
-    is the tflite-micro package): struct sizes and kernel library. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
+    is the tflite-micro package): struct sizes and kernel library. ``op_resolver``: the
+    operators the model may use (default: every one micro-runtime runs) and kernels of
+    your own; the kernels micro-runtime ships always come from the target's kernel
+    library (:meth:`OpResolver.for_target`), so resolver and target cannot disagree. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
     accounting for :meth:`print_allocations` (:class:`recording.RecordingMicroInterpreter`
     is that, under TFLM's class name, with the figures as numbers). ``error_reporter``:
@@ -105,7 +108,13 @@ class MicroInterpreter:
         limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
-        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(self.target)
+        if op_resolver is None:
+            op_resolver = default_op_resolver()
+        elif not isinstance(op_resolver, OpResolver):
+            raise InputError(f"op_resolver must be an OpResolver, not {type(op_resolver).__name__}")
+        # the target's kernel library runs the ops the resolver names (TFLM: the build's
+        # OPTIMIZED_KERNEL_DIR); kernels of the user's own are kept
+        self.op_resolver = op_resolver.for_target(self.target)
         self.error_reporter = error_reporter or stderr_reporter
         if planner not in ("greedy", "linear"):
             raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")
