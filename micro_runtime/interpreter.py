@@ -137,9 +137,13 @@ class MicroInterpreter:
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
+        self._allocated = self._invoked = False
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
+        except ArenaTooSmallError as e:
+            self._report_once(e)
+            raise self._with_min_arena(e) from None
         except MicroRuntimeError as e:
             self._report_once(e)
             raise
@@ -702,13 +706,12 @@ class MicroInterpreter:
         """The smallest arena (bytes) in which allocate_tensors() and invoke() succeed
         for this model, target and planner: the peak over the whole allocation
         timeline, temporaries included."""
-        if self._allocated and self._invoked:
-            trace = self.arena.trace
-        else:
-            trace = self._trace_with_large_arena()
-        return min_arena_bytes(trace, upper_bound=max(1024, self.arena.stats.total_peak or 1024))
+        arena = self.arena if self._allocated and self._invoked else self._arena_with_large_size()
+        return min_arena_bytes(arena.trace, upper_bound=max(1024, arena.stats.total_peak or 1024))
 
-    def _trace_with_large_arena(self):
+    def _arena_with_large_size(self) -> Arena:
+        """The arena of a probe interpreter (same model, kernels, target, planner) that
+        allocated and invoked once in an arena large enough: its complete timeline."""
         size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
         for _ in range(6):
             try:
@@ -719,7 +722,7 @@ class MicroInterpreter:
                                          alt_decompression_memory_size=self.alt_decompression_memory_size)
                 probe.allocate_tensors()
                 probe.invoke()
-                return probe.arena.trace
+                return probe.arena
             except ArenaTooSmallError:
                 size *= 4
                 if size > (1 << 31):
