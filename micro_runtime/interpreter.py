@@ -27,6 +27,7 @@ from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, Kern
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
 from .targets import DEFAULT_TARGET, Target, get_target
+from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
 
@@ -78,6 +79,7 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+@add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
@@ -539,11 +541,13 @@ class MicroInterpreter:
     # ----------------------------------------------------------- tensors
     @property
     def inputs_size(self) -> int:
-        return len(self.model.subgraphs[0].inputs)
+        """The number of model inputs (also callable: TFLM's ``inputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].inputs))
 
     @property
     def outputs_size(self) -> int:
-        return len(self.model.subgraphs[0].outputs)
+        """The number of model outputs (also callable: TFLM's ``outputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].outputs))
 
     def input(self, index: int = 0) -> np.ndarray:
         """Input ``index`` as a writable numpy view of the arena (zero copy).

@@ -15,6 +15,7 @@ from typing import Dict
 from arena.allocator import MicroAllocator
 from arena.arena import Arena
 from micro_runtime.errors import InputError
+from micro_runtime.tflm_names import add_tflm_aliases
 
 
 class RecordedAllocationType(enum.IntEnum):
@@ -94,6 +95,7 @@ class RecordingArena(Arena):
         return RecordedAllocation(self.requested_bytes, self.recorded_used_bytes, self.alloc_count)
 
 
+@add_tflm_aliases
 class RecordingMicroAllocator(MicroAllocator):
     """A :class:`MicroAllocator` over a :class:`RecordingArena` that files each
     allocation under TFLM's categories."""

@@ -66,3 +66,52 @@ def test_run_with_a_too_small_arena_says_the_minimum(capsys, tmp_path):
     err = one_line_error(*cli(capsys, "run", model_path("kws_ref_model"), "--arena-size", 2048,
                               "--input", tmp_path / "x.npy"))
     assert f"needs at least {recorded('kws_ref_model', 'cortex-m4+cmsis-nn')} bytes" in err
+
+
+# ------------------------------------------------------------ TFLM's method names
+def test_tflm_method_names_from_its_guide():
+    from recording import RecordedAllocationType
+    it = mr.RecordingMicroInterpreter(model_path("hello_world_int8"), mr.default_op_resolver(),
+                                      arena_size=4096)
+    assert it.AllocateTensors() is None
+    assert it.inputs_size() == it.inputs_size == 1 and it.outputs_size() == 1
+    it.input(0)[:] = 3
+    assert it.Invoke() == 0
+    first = np.array(it.output_tensor(0))
+    plain = mr.RecordingMicroInterpreter(model_path("hello_world_int8"), arena_size=4096)
+    plain.allocate_tensors()
+    plain.input(0)[:] = 3
+    plain.invoke()
+    assert np.array_equal(first, plain.output(0))
+    kind = RecordedAllocationType.kTfLiteEvalTensorData
+    assert it.GetRecordedAllocation(kind) == it.get_recorded_allocation(kind)
+    assert it.GetMicroAllocator().GetRecordedAllocation(kind) == it.get_recorded_allocation(kind)
+    assert it.GetMicroAllocator() is it.get_micro_allocator()
+    assert it.arena_used_bytes() == plain.arena_used_bytes()
+    it.Reset()
+    assert np.array_equal(it.GetTensor(0), it.tensor(0))
+
+
+def test_tflm_print_allocations_writes_what_print_allocations_writes(capfd):
+    it = mr.RecordingMicroInterpreter(model_path("hello_world_int8"), arena_size=4096)
+    it.Invoke()
+    it.print_allocations()
+    ours = capfd.readouterr().err
+    it.GetMicroAllocator().PrintAllocations()
+    assert capfd.readouterr().err == ours
+    it.PrintAllocations()
+    assert capfd.readouterr().err == ours and "[RecordingMicroAllocator] Arena allocation total" in ours
+
+
+def test_every_tflm_alias_is_documented_and_exists():
+    from micro_runtime.tflm_names import TFLM_ALIASES
+    from recording import RecordingMicroAllocator
+    classes = {"MicroInterpreter": mr.MicroInterpreter,
+               "RecordingMicroInterpreter": mr.RecordingMicroInterpreter,
+               "RecordingMicroAllocator": RecordingMicroAllocator}
+    doc = open(os.path.join(WORKTREE, "docs", "tflm_names.md")).read()
+    rows = set(re.findall(r"^\| (\w+) \| `(\w+)\(", doc, re.M))
+    table = {(cls, tflm) for cls, names in TFLM_ALIASES.items() for tflm in names}
+    assert rows == table
+    for cls, tflm in table:
+        assert callable(getattr(classes[cls], tflm))
