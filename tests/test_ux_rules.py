@@ -115,3 +115,34 @@ def test_every_tflm_alias_is_documented_and_exists():
     assert rows == table
     for cls, tflm in table:
         assert callable(getattr(classes[cls], tflm))
+
+
+# ------------------------------------------------------------------ size --c / --cpp
+@pytest.mark.parametrize("interpreter", ["recording", "micro"])
+def test_size_c_is_c_and_cpp_is_cpp(capsys, tmp_path, interpreter):
+    import shutil
+    size = json.loads(cli(capsys, "size", "bundled:person_detect", "--interpreter", interpreter, "--json")[1])
+    code, c_text, _ = cli(capsys, "size", "bundled:person_detect", "--interpreter", interpreter, "--c")
+    assert code == 0 and f"#define TENSOR_ARENA_SIZE {size['arena_bytes']}\n" in c_text
+    assert "constexpr" not in c_text and "alignas(16)" not in c_text
+    code, cpp_text, _ = cli(capsys, "size", "bundled:person_detect", "--interpreter", interpreter, "--cpp")
+    assert code == 0 and f"constexpr size_t kTensorArenaSize = {size['arena_bytes']};" in cpp_text
+    compilers = [("gcc", "-std=c11", c_text, "main.c", "#include <stdint.h>\n", "TENSOR_ARENA_SIZE"),
+                 ("g++", "-std=c++17", cpp_text, "main.cc", "#include <cstddef>\n#include <cstdint>\n",
+                  "kTensorArenaSize")]
+    for compiler, std, text, source, includes, size_name in compilers:
+        if shutil.which(compiler) is None:
+            continue
+        (tmp_path / "arena.h").write_text(text)
+        (tmp_path / source).write_text(
+            includes + '#include "arena.h"\n'
+            f"int main(void) {{ return sizeof(tensor_arena) == {size_name} && "
+            "(uintptr_t)tensor_arena % 16 == 0 ? 0 : 1; }\n")
+        subprocess.run([compiler, std, "-Wall", "-Werror", "-pedantic", "-o", str(tmp_path / "a.out"),
+                        str(tmp_path / source)], check=True, cwd=tmp_path)
+        assert subprocess.run([str(tmp_path / "a.out")]).returncode == 0
+    # the C++ snippet does not compile as C: the two forms are needed
+    if shutil.which("gcc"):
+        (tmp_path / "cpp_as_c.c").write_text("#include <stddef.h>\n#include <stdint.h>\n" + cpp_text)
+        assert subprocess.run(["gcc", "-std=c11", "-c", "-o", str(tmp_path / "x.o"), str(tmp_path / "cpp_as_c.c")],
+                              capture_output=True).returncode != 0

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from html import escape
-from typing import List
+from typing import List, Optional
+
+import numpy as np
 
 from arena.planners import BufferRequest, memory_plan_chart
 
@@ -48,6 +50,68 @@ def plan_entries(interpreter) -> List[dict]:
                     "first_used": pb.first_used, "last_used": pb.last_used, "offline": pb.offline,
                     "producer": producer})
     return out
+
+
+def step_operator(step: int) -> Optional[int]:
+    """The operator that runs at allocation step ``step`` (step k runs operator #k-1;
+    step 0 holds the model inputs, no operator)."""
+    return step - 1 if step >= 1 else None
+
+
+def head_peak(entries: List[dict]) -> Optional[dict]:
+    """Where the head peaks: the first allocation step at which the buffers live
+    together reach furthest into the arena (their highest ``offset + size``), that step's
+    operator and those buffers (largest first). ``bytes``: that extent, which the head
+    is (before its 16-byte alignment); ``steps``: every step reaching it. None for a plan
+    without buffers."""
+    if not entries:
+        return None
+    first = min(e["first_used"] for e in entries)
+    last = max(e["last_used"] for e in entries)
+    starts = np.array([e["first_used"] for e in entries])
+    ends = np.array([e["last_used"] for e in entries])
+    tops = np.array([e["offset"] + e["size"] for e in entries])
+    times = np.arange(first, last + 1)
+    live = (starts[None, :] <= times[:, None]) & (ends[None, :] >= times[:, None])
+    extent = np.where(live, tops[None, :], 0).max(axis=1)
+    peak = int(extent.max())
+    at = int(np.argmax(extent == peak))
+    step = int(times[at])
+    buffers = sorted((entries[i] for i in np.flatnonzero(live[at])), key=lambda e: (-e["size"], e["offset"]))
+    op = step_operator(step)
+    return {"step": step, "operator": op,
+            "op": next((b["producer"].split(" ", 1)[1] for b in buffers
+                        if b["producer"].startswith(f"#{op} ")), None) if op is not None else None,
+            "bytes": peak, "steps": [int(t) for t in times[extent == peak]],
+            "buffers": [{"name": b["name"], "kind": b["kind"], "bytes": b["bytes"], "size": b["size"],
+                         "offset": b["offset"], "producer": b["producer"]} for b in buffers]}
+
+
+def format_peak(peak: Optional[dict], limit: int = 6) -> List[str]:
+    """Text lines saying which operator and buffers set the head: the operator of the
+    peak step and the live buffers, largest first (at most ``limit``, then a count)."""
+    if peak is None:
+        return ["  head peak: no planned buffers"]
+    where = ("the model inputs (step 0)" if peak["operator"] is None else
+             f"operator #{peak['operator']}" + (f" {peak['op']}" if peak["op"] else ""))
+    others = len(peak["steps"]) - 1
+    gap = peak["bytes"] - sum(b["size"] for b in peak["buffers"])
+    lines = [f"  head peak {peak['bytes']} bytes at {where}"
+             + (f" (reached at {others} other step{'s' if others > 1 else ''} too)" if others else "")
+             + ": the buffers live there" + (f", with {gap} bytes unused between them" if gap else "")]
+    for b in peak["buffers"][:limit]:
+        lines.append(f"    {b['size']:>9} bytes @ {b['offset']:<8} {short_text(b['name'])}"
+                     + (f" (from {b['producer']})" if b["kind"] == "tensor" else ""))
+    if len(peak["buffers"]) > limit:
+        rest = peak["buffers"][limit:]
+        lines.append(f"    ... {len(rest)} smaller buffer(s), {sum(b['size'] for b in rest)} bytes")
+    return lines
+
+
+def short_text(text: str, limit: int = 60) -> str:
+    """``text``, or its last ``limit`` - 3 characters after '...' when longer (tensor
+    names of converted models run to hundreds of characters; their end names the layer)."""
+    return text if len(text) <= limit else "..." + text[-(limit - 3):]
 
 
 def ascii_chart(entries: List[dict], width: int = 80) -> List[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from arena.arena import min_arena_bytes, replay
 
@@ -46,6 +46,8 @@ class ArenaSize:
     tflm_reported_total_bytes: int  #: what TFLM's "Arena allocation total" prints
     plain_min_arena_bytes: int     #: same model with the default (non-recording) MicroAllocator
     recording_min_arena_bytes: int = 0  #: same model with the RecordingMicroAllocator
+    #: where the head peaks: operator, buffers live there (:func:`~.plan_view.head_peak`)
+    peak: Optional[dict] = None
 
     @property
     def interpreter(self) -> str:
@@ -63,8 +65,36 @@ class ArenaSize:
         the minimum arena over the largest total in use at one moment."""
         return self.min_arena_bytes - self.timeline_peak_bytes
 
+    def terms(self) -> List[Tuple[str, int]]:
+        """The minimum arena as a sum (see :func:`minimum_terms`)."""
+        return minimum_terms(self.min_arena_bytes, self.head_bytes, self.tail_bytes,
+                             self.timeline_peak_bytes)
+
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def minimum_terms(min_arena_bytes: int, head_bytes: int, tail_bytes: int,
+                  timeline_peak_bytes: int) -> List[Tuple[str, int]]:
+    """The minimum arena as the sum every command prints (docs/arena_terms.md):
+    head + tail + temporaries gap + alignment gap, the gaps only when not zero.
+    ``temporaries gap``: how far temporaries reach beyond head + tail at the peak of the
+    allocation timeline; ``alignment gap``: the bytes that 16-byte alignment adds where
+    head and tail meet. The terms add up to ``min_arena_bytes`` by construction."""
+    temporaries = timeline_peak_bytes - head_bytes - tail_bytes
+    alignment = min_arena_bytes - timeline_peak_bytes
+    terms = [("head", head_bytes), ("tail", tail_bytes)]
+    terms += [(name, value) for name, value in (("temporaries gap", temporaries),
+                                                ("alignment gap", alignment)) if value]
+    return terms
+
+
+def format_sum(label: str, total: int, terms: Sequence[Tuple[str, int]], width: int = 0) -> str:
+    """``label total bytes = name value + name value ...`` (checked: the terms add up);
+    ``total`` right-aligned in ``width`` characters."""
+    if sum(v for _, v in terms) != total:
+        raise AssertionError(f"{label}: {total} != " + " + ".join(f"{n} {v}" for n, v in terms))
+    return f"{label} {total:>{width}} bytes = " + " + ".join(f"{name} {value}" for name, value in terms)
 
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
@@ -100,21 +130,23 @@ def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[st
     outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none."""
     model = model if isinstance(model, Model) else load_model(model)
     target = get_target(target)
+    from .plan_view import head_peak, plan_entries
     minimums = {}
-    chosen = None
+    chosen = peak = None
     for with_recording in (recording, not recording):
         it = _probe(model, target, op_resolver, with_recording, planner,
                     alt_decompression_memory_size)
         minimums[with_recording] = min_arena_bytes(it.arena.trace, upper_bound=it.arena.stats.total_peak or 1024)
         if chosen is None:
             chosen = replay(it.arena.trace, minimums[with_recording])
+            peak = head_peak(plan_entries(it))
     return ArenaSize(
         target=target.name, allocator="recording" if recording else "plain",
         min_arena_bytes=minimums[recording], head_bytes=chosen.head_bytes,
         tail_bytes=chosen.persistent_used_bytes, temp_peak_bytes=chosen.stats.temp_peak,
         timeline_peak_bytes=chosen.stats.total_peak,
         tflm_reported_total_bytes=chosen.head_bytes + chosen.persistent_used_bytes,
-        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True])
+        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True], peak=peak)
 
 
 def size_record(model_name: str, result: ArenaSize) -> dict:
@@ -132,6 +164,7 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
         "tflm_reported_total_bytes": result.tflm_reported_total_bytes,
         "temporaries_gap_bytes": result.temporaries_gap_bytes,
         "alignment_gap_bytes": result.alignment_gap_bytes,
+        "head_peak": result.peak,
     }
 
 
@@ -139,7 +172,7 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
 #: ``path`` and ``error``)
 SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "plain_min_arena_bytes",
              "arena_bytes", "head_bytes", "tail_bytes", "temp_peak_bytes", "timeline_peak_bytes",
-             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes")
+             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes", "head_peak")
 
 
 def size_model_file(path: str, target: str, interpreter: str = "recording") -> dict:
@@ -173,10 +206,14 @@ def model_files(paths: Iterable[str]) -> List[str]:
 
 def size_many(paths: Sequence[str], target: str, interpreter: str = "recording", jobs: int = 1,
               on_done: Optional[Callable[[dict], None]] = None) -> List[dict]:
-    """One :func:`size_model_file` row per model, in the order of ``paths``; ``jobs`` worker
-    processes. ``on_done(row)`` is called as each model finishes (for progress)."""
+    """One :func:`size_model_file` row per model, in the order of ``paths``. ``jobs``: worker
+    processes (0: one per processor; never more than the processors or the models, see
+    :mod:`micro_runtime.workers`; they die with this process). ``on_done(row)`` is called
+    as each model finishes (for progress)."""
+    from ..workers import die_with_parent, worker_count
     rows: Dict[int, dict] = {}
-    if jobs <= 1 or len(paths) <= 1:
+    jobs = worker_count(jobs, len(paths))
+    if jobs <= 1:
         for k, path in enumerate(paths):
             rows[k] = size_model_file(path, target, interpreter)
             if on_done:
@@ -189,7 +226,8 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
         # until the end (about 4 chunks per worker)
         size = max(1, len(paths) // (4 * jobs))
         chunks = [range(k, min(k + size, len(paths))) for k in range(0, len(paths), size)]
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter): chunk
                        for chunk in chunks}
             for future in as_completed(futures):
@@ -205,24 +243,38 @@ def _size_chunk(paths: Sequence[str], target: str, interpreter: str) -> List[dic
     return [size_model_file(path, target, interpreter) for path in paths]
 
 
-def c_snippet(model_name: str, result: ArenaSize) -> str:
-    """What a firmware engineer pastes: the arena size as a C++ constant and a 16-byte
-    aligned arena, with a comment saying for which model, target and interpreter the
-    figure holds."""
+def _snippet_comment(model_name: str, result: ArenaSize, alignment_word: str) -> List[str]:
     from .. import __version__
     target = get_target(result.target)
     other = "micro" if result.interpreter == "recording" else "recording"
     other_bytes = result.plain_min_arena_bytes if other == "micro" else result.recording_min_arena_bytes
-    return "\n".join([
+    return [
         f"// Tensor arena for {model_name}, target profile {target.name}:",
         f"//   {target.description}.",
         f"// {result.min_arena_bytes} bytes: the smallest arena with which {INTERPRETER_CLASSES[result.interpreter]}",
         "// runs AllocateTensors() and Invoke() (exact, temporaries included),",
         f"// measured by micro-runtime {__version__}; {INTERPRETER_CLASSES[other]} needs "
         f"{other_bytes} bytes (--interpreter {other}).",
-        "// alignas(16): TFLM aligns the arena's start (and its head) up to 16 bytes, so an",
+        f"// {alignment_word}: TFLM aligns the arena's start (and its head) up to 16 bytes, so an",
         "// unaligned array loses up to 15 bytes and this exact size would no longer fit.",
+    ]
+
+
+def cpp_snippet(model_name: str, result: ArenaSize) -> str:
+    """What a firmware engineer pastes into C++ (``size --cpp``): the arena size as a
+    ``constexpr`` and a 16-byte aligned arena, with a comment saying for which model,
+    target and interpreter the figure holds."""
+    return "\n".join(_snippet_comment(model_name, result, "alignas(16)") + [
         f"constexpr size_t kTensorArenaSize = {result.min_arena_bytes};",
         "alignas(16) static uint8_t tensor_arena[kTensorArenaSize];",
     ])
 
+
+def c_snippet(model_name: str, result: ArenaSize) -> str:
+    """The same for C (``size --c``; C11 or later: ``_Alignas``): a ``#define`` and a
+    16-byte aligned arena, with the same comment."""
+    return "\n".join(_snippet_comment(model_name, result, "_Alignas(16)") + [
+        "#include <stdint.h>",
+        f"#define TENSOR_ARENA_SIZE {result.min_arena_bytes}",
+        "static _Alignas(16) uint8_t tensor_arena[TENSOR_ARENA_SIZE];",
+    ])
