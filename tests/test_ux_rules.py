@@ -146,3 +146,87 @@ def test_size_c_is_c_and_cpp_is_cpp(capsys, tmp_path, interpreter):
         (tmp_path / "cpp_as_c.c").write_text("#include <stddef.h>\n#include <stdint.h>\n" + cpp_text)
         assert subprocess.run(["gcc", "-std=c11", "-c", "-o", str(tmp_path / "x.o"), str(tmp_path / "cpp_as_c.c")],
                               capture_output=True).returncode != 0
+
+
+# ------------------------------------------------------------ every printed sum adds up
+SUM = re.compile(r"(?P<total>\d[\d,]*)(?: bytes)? = (?P<rhs>(?:[A-Za-z][A-Za-z' ]*? )?\d[\d,]*(?: bytes)?"
+                 r"(?: \+ (?:[A-Za-z][A-Za-z' ]*? )?\d[\d,]*(?: bytes)?)+)")
+
+
+def printed_sums(text: str):
+    """Every ``a = b + c ...`` printed: (line, total, terms)."""
+    out = []
+    for line in text.splitlines():
+        for m in SUM.finditer(line):
+            terms = [int(v.replace(",", "")) for v in re.findall(r"\d[\d,]*", m.group("rhs"))]
+            out.append((line, int(m.group("total").replace(",", "")), terms))
+    return out
+
+
+def verb_outputs(capsys, tmp_path, model: str, target: str):
+    """The text output of every verb on ``model``."""
+    from micro_runtime import load_model
+    from micro_runtime.tools.cli import resolve_model_path
+    main_graph = load_model(resolve_model_path(model)).main
+    spec = main_graph.tensors[main_graph.inputs[0]]
+    x = np.zeros((3,) + tuple(spec.shape), spec.dtype)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "x1.npy", x[0])
+    runs = {
+        "size": ["size", model],
+        "audit": ["audit", model],
+        "plan": ["plan", model],
+        "run": ["run", model, "--input", tmp_path / "x1.npy"],
+        "eval": ["eval", model, "--inputs", tmp_path / "x.npy"],
+        "info": ["info", model],
+        "optimize": ["optimize", model, "-o", tmp_path / "o.tflite", "--budget", "0.5"],
+        "drift": ["drift", model, "--seeds", 2],
+        "bench": ["bench", model, "--num_runs", 2, "--warmup_runs", 0],
+        "ops": ["ops", model],
+    }
+    out = {}
+    for verb, argv in runs.items():
+        code, text, err = cli(capsys, *argv, "--target", target)
+        assert code in (0, 1) and text, (verb, err)
+        out[verb] = text
+    return out
+
+
+@pytest.mark.parametrize("model, target", [("bundled:person_detect", "cortex-m4+cmsis-nn"),
+                                           (model_path("ad01_int8"), "host64"),
+                                           (model_path("kws_ref_model"), "mcu32")])
+def test_every_printed_sum_adds_up(capsys, tmp_path, model, target):
+    outputs = verb_outputs(capsys, tmp_path, model, target)
+    found = {}
+    for verb, text in outputs.items():
+        for line, total, terms in printed_sums(text):
+            assert total == sum(terms), f"{verb}: {line}"
+            found[verb] = found.get(verb, 0) + 1
+    assert {"size", "audit", "bench", "optimize"} <= set(found), found
+    # ad01 on host64 has temporaries freed before TFLM prints its total: the gap is a term
+    if target == "host64":
+        assert "temporaries gap" in outputs["size"] and "temporaries gap" in outputs["bench"]
+
+
+def test_a_word_means_one_thing_tail_of_optimize_is_sizes(capsys, tmp_path):
+    model = model_path("kws_ref_model")
+    for extra in ([], ["--patches", "--time-limit", "5"]):
+        out = tmp_path / f"o{len(extra)}.tflite"
+        code, text, err = cli(capsys, "optimize", model, "-o", out, "--budget", "0.5", *extra)
+        assert code == 0, err
+        size = json.loads(cli(capsys, "size", out, "--json")[1])
+        (line,) = [line for line in text.splitlines() if "written model" in line]
+        assert f"head {size['head_bytes']} + tail {size['tail_bytes']}" in line, line
+        data = json.loads(cli(capsys, "optimize", model, "-o", out, "--budget", "0.5", *extra, "--json")[1])
+        assert data["written"]["tail_bytes"] == size["tail_bytes"]
+        if extra:
+            assert data["tail_bytes"] == size["tail_bytes"]
+
+
+def test_size_table_columns_add_up(capsys):
+    code, text, _ = cli(capsys, "size", model_path("ad01_int8"), "--target", "cortex-m4,host64,mcu32")
+    assert code == 0
+    rows = {line[:28].strip(): [int(v) for v in line[28:].split()] for line in text.splitlines()[2:7]}
+    totals = rows.pop("minimum arena")
+    assert [k[0] for k in rows] == ["=", "+", "+", "+"]
+    assert totals == [sum(col) for col in zip(*rows.values())]

@@ -264,6 +264,8 @@ def cmd_size(args) -> int:
 # --------------------------------------------------------------------- audit
 def cmd_audit(args) -> int:
     from recording import CATEGORIES, allocation_report
+    from .plan_view import format_peak, head_peak, plan_entries
+    from .sizing import format_sum, interpreter_terms, minimum_terms
     model = _load(args.model)
     it = _make_interpreter(model, args, args.arena_size)
     recording = args.interpreter == "recording"
@@ -291,6 +293,13 @@ def cmd_audit(args) -> int:
             "arena_bytes": it.arena_size, "tflm_report": lines, "categories": cats,
             "operators": ops, "head_bytes": it.arena.head_bytes,
             "temp_peak_bytes": stats.temp_peak, "tail_bytes": it.arena.persistent_used_bytes}
+    minimum, terms = interpreter_terms(it)
+    values = dict(terms)
+    data.update({"min_arena_bytes": minimum, "min_head_bytes": values["head"],
+                 "min_tail_bytes": values["tail"],
+                 "temporaries_gap_bytes": values.get("temporaries gap", 0),
+                 "alignment_gap_bytes": values.get("alignment gap", 0),
+                 "head_peak": head_peak(plan_entries(it))})
     text = [f"{data['model']} on target {it.target.name}, {CLASS_NAMES[args.interpreter]}, "
             f"arena {it.arena_size} bytes", ""]
     if recording:
@@ -308,7 +317,12 @@ def cmd_audit(args) -> int:
                     f"{o['persistent_bytes']:>12}{o['scratch_bytes']:>10}")
     text.append("")
     text.append(f"head {data['head_bytes']} bytes | temporaries peak {data['temp_peak_bytes']} bytes "
-                f"| tail {data['tail_bytes']} bytes")
+                f"| tail {data['tail_bytes']} bytes (at this arena of {it.arena_size} bytes)")
+    text.append(format_sum("minimum arena", data["min_arena_bytes"],
+                           minimum_terms(data["min_arena_bytes"], data["min_head_bytes"],
+                                         data["min_tail_bytes"],
+                                         data["min_arena_bytes"] - data["alignment_gap_bytes"])))
+    text += format_peak(data["head_peak"])
     _emit(args, data, text)
     return 0
 
@@ -458,15 +472,33 @@ def cmd_optimize(args) -> int:
     write_file(args.output, "-o", lambda f: f.write(result.model))
     data = {"model": _model_name(args.model), "target": args.target, "interpreter": args.interpreter,
             "output": args.output, **result.as_dict()}
+    written = _written_size(result.model, args)
+    data["written"] = written
     text = [f"{data['model']} on target {args.target} -> {args.output}",
             f"  head: TFLM {result.original_head_bytes} bytes -> optimized {result.optimized_head_bytes} "
             f"bytes (lower bound {result.lower_bound_bytes}; saved {result.saved_bytes})",
             f"  minimum arena ({CLASS_NAMES[args.interpreter]}): {result.original_min_arena_bytes} -> "
             f"{result.optimized_min_arena_bytes} bytes",
+            "  " + _written_line(written),
             f"  method: {result.method}{', operators reordered' if result.reordered else ''}; "
             f"{result.seconds:.2f} s"]
     _emit(args, data, text)
     return 0
+
+
+def _written_size(model_bytes: bytes, args, target: Optional[str] = None) -> dict:
+    """``size``'s record of the model ``optimize`` wrote (the same figures ``size OUT``
+    prints for that file)."""
+    from .sizing import measure_arena, size_record
+    result = measure_arena(model_bytes, target or args.target, recording=args.interpreter == "recording")
+    return size_record(os.path.basename(args.output), result)
+
+
+def _written_line(record: dict) -> str:
+    from .sizing import format_sum, minimum_terms
+    return format_sum("written model: minimum arena", record["arena_bytes"],
+                      minimum_terms(record["arena_bytes"], record["head_bytes"], record["tail_bytes"],
+                                    record["timeline_peak_bytes"]))
 
 
 def _optimize_patches(args) -> int:
@@ -488,13 +520,17 @@ def _optimize_patches(args) -> int:
                                    recording=args.interpreter == "recording")
     write_file(args.output, "-o", lambda f: f.write(result.model))
     name = _model_name(args.model)
-    data = {"model": name, "interpreter": args.interpreter, "output": args.output, **result.as_dict()}
+    written = _written_size(result.model, args, result.target)
+    data = {"model": name, "interpreter": args.interpreter, "output": args.output, **result.as_dict(),
+            "written": written}
+    # the written model's tail, as `size` reports it (the search's tail_bytes is minimum - head)
+    data["tail_bytes"] = written["tail_bytes"]
     pct = 100.0 * result.saved_bytes / result.original_min_arena_bytes if result.original_min_arena_bytes else 0.0
     text = [f"{name} on target {result.target} -> {args.output}",
             f"  minimum arena ({CLASS_NAMES[args.interpreter]}): TFLM {result.original_min_arena_bytes} -> offline plan "
             f"{result.offline_plan_min_arena_bytes} -> patches {result.min_arena_bytes} bytes "
             f"(saved {result.saved_bytes}, {-pct:+.1f} %)",
-            f"  head {result.head_bytes} + tail {result.tail_bytes} bytes"]
+            "  " + _written_line(written)]
     if not result.programs:
         text.append("  no patch rewrite lowers the minimum arena; written with the offline plan only"
                     + (f" (best rewrite found: {result.best_rejected})" if result.best_rejected else ""))

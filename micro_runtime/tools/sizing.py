@@ -89,6 +89,15 @@ def minimum_terms(min_arena_bytes: int, head_bytes: int, tail_bytes: int,
     return terms
 
 
+def interpreter_terms(it) -> Tuple[int, List[Tuple[str, int]]]:
+    """The minimum arena of an interpreter's model, target and planner, and its terms
+    (:func:`minimum_terms`) as they are at that arena size."""
+    minimum = it.min_arena_bytes()
+    trace = it.arena.trace if it._allocated and it._invoked else it._arena_with_large_size().trace
+    at = replay(trace, minimum)
+    return minimum, minimum_terms(minimum, at.head_bytes, at.persistent_used_bytes, at.stats.total_peak)
+
+
 def format_sum(label: str, total: int, terms: Sequence[Tuple[str, int]], width: int = 0) -> str:
     """``label total bytes = name value + name value ...`` (checked: the terms add up);
     ``total`` right-aligned in ``width`` characters."""
