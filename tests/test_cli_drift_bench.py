@@ -141,7 +141,9 @@ def test_bench_json_keys_profile_and_arena(capsys):
                                  "percent": pytest.approx(100, abs=0.01)}]
     size = measure_arena(model_path("ad01_int8"), "host64")
     assert data["arena"] == {"min_arena_bytes": size.min_arena_bytes, "head_bytes": size.head_bytes,
-                             "tail_bytes": size.tail_bytes}
+                             "tail_bytes": size.tail_bytes,
+                             "temporaries_gap_bytes": size.temporaries_gap_bytes,
+                             "alignment_gap_bytes": size.alignment_gap_bytes}
 
 
 def test_bench_with_the_float_delegate(capsys):

@@ -75,10 +75,12 @@ def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: boo
     from ..interpreter import MicroInterpreter
     from .sizing import measure_arena
     recording = args.interpreter == "recording"
+    resolver = getattr(args, "resolver", None)
     if arena_size is None:
-        arena_size = measure_arena(model, args.target, recording=recording).min_arena_bytes
+        arena_size = measure_arena(model, args.target, op_resolver=resolver,
+                                   recording=recording).min_arena_bytes
     cls = RecordingMicroInterpreter if recording else MicroInterpreter
-    it = cls(model, arena_size=arena_size, target=args.target,
+    it = cls(model, resolver, arena_size=arena_size, target=args.target,
              num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None)
     if invoke:
         it.invoke()
@@ -194,7 +196,8 @@ def cmd_size(args) -> int:
         from ..model import load_model
         model = load_model(paths[0])
         name = os.path.basename(paths[0])
-        results = [measure_arena(model, target, recording=interpreter == "recording",
+        results = [measure_arena(model, target, op_resolver=args.resolver,
+                                 recording=interpreter == "recording",
                                  alt_decompression_memory_size=args.alt_decompression_memory)
                    for target in targets]
         if snippet:
@@ -221,7 +224,8 @@ def cmd_size(args) -> int:
         bar.update(0, len(files) * len(targets))
         for target in targets:
             rows += size_many(files, target, interpreter, args.jobs,
-                              on_done=lambda row: bar.advance(note=row["model"]))
+                              on_done=lambda row: bar.advance(note=row["model"]),
+                              custom_ops=args.custom_ops)
     errors = [r for r in rows if r["error"]]
     if args.csv:
         _write_csv(rows)
@@ -265,7 +269,7 @@ def cmd_size(args) -> int:
 def cmd_audit(args) -> int:
     from recording import CATEGORIES, allocation_report
     from .plan_view import format_peak, head_peak, plan_entries
-    from .sizing import format_sum, interpreter_terms, minimum_terms
+    from .sizing import format_sum, interpreter_terms, minimum_terms, operator_allocations
     model = _load(args.model)
     it = _make_interpreter(model, args, args.arena_size)
     recording = args.interpreter == "recording"
@@ -279,16 +283,10 @@ def cmd_audit(args) -> int:
                 name = next(c[1] for c in CATEGORIES if c[3] == kind)
                 cats.append({"category": name, "used_bytes": rec.used_bytes,
                              "requested_bytes": rec.requested_bytes, "count": rec.count})
-    scratch = {}
-    for req in it.allocator.scratch_requests:
-        scratch[(req.subgraph_idx, req.node_idx)] = scratch.get((req.subgraph_idx, req.node_idx), 0) + req.bytes
-    ops = []
-    for sg in it.subgraphs:
-        for node in sg.nodes:
-            ops.append({"subgraph": node.subgraph_index, "index": node.index, "op": node.name,
-                        "options_bytes": node.tail_bytes["builtin_data"],
-                        "persistent_bytes": node.tail_bytes["persistent"],
-                        "scratch_bytes": scratch.get((node.subgraph_index, node.index), 0)})
+    allocations = operator_allocations(it)
+    ops = [{"subgraph": node.subgraph_index, "index": node.index, "op": node.name,
+            **allocations[(node.subgraph_index, node.index)]}
+           for sg in it.subgraphs for node in sg.nodes]
     data = {"model": _model_name(args.model), "target": it.target.name, "interpreter": args.interpreter,
             "arena_bytes": it.arena_size, "tflm_report": lines, "categories": cats,
             "operators": ops, "head_bytes": it.arena.head_bytes,
@@ -443,16 +441,19 @@ def cmd_eval(args) -> int:
 
 def cmd_info(args) -> int:
     from .info import format_info, model_info
-    from .sizing import measure_arena
+    from .sizing import measure_arena, operator_allocations
     model = _load(args.model)
-    arena, arena_error = None, None
+    arena, arena_error, allocations = None, None, None
     try:
-        size = measure_arena(model, args.target, recording=args.interpreter == "recording")
+        size = measure_arena(model, args.target, op_resolver=args.resolver,
+                             recording=args.interpreter == "recording")
         arena = {"target": size.target, "min_arena_bytes": size.recording_min_arena_bytes,
                  "plain_min_arena_bytes": size.plain_min_arena_bytes}
+        allocations = operator_allocations(_make_interpreter(model, args, size.min_arena_bytes,
+                                                             invoke=False))
     except MicroRuntimeError as e:
         arena_error = str(e)
-    info = model_info(model, arena, arena_error)
+    info = model_info(model, arena, arena_error, allocations)
     info["model"] = _model_name(args.model)
     _emit(args, info, format_info(info))
     return 0
@@ -467,7 +468,8 @@ def cmd_optimize(args) -> int:
         raise InputError(f"--budget must be a positive number of seconds, not {args.budget}")
     check_output_path(args.output, "-o", "optimized.tflite")
     model = _load(args.model)
-    result = optimize_model(model, args.target, reorder=args.reorder, budget_s=args.budget,
+    result = optimize_model(model, args.target, op_resolver=args.resolver, reorder=args.reorder,
+                            budget_s=args.budget,
                             recording=args.interpreter == "recording")
     write_file(args.output, "-o", lambda f: f.write(result.model))
     data = {"model": _model_name(args.model), "target": args.target, "interpreter": args.interpreter,
@@ -490,7 +492,8 @@ def _written_size(model_bytes: bytes, args, target: Optional[str] = None) -> dic
     """``size``'s record of the model ``optimize`` wrote (the same figures ``size OUT``
     prints for that file)."""
     from .sizing import measure_arena, size_record
-    result = measure_arena(model_bytes, target or args.target, recording=args.interpreter == "recording")
+    result = measure_arena(model_bytes, target or args.target, op_resolver=args.resolver,
+                           recording=args.interpreter == "recording")
     return size_record(os.path.basename(args.output), result)
 
 
@@ -514,6 +517,7 @@ def _optimize_patches(args) -> int:
         raise InputError(f"--max-stages must be at least 1, not {args.max_stages}")
     check_output_path(args.output, "-o", "optimized.tflite")
     result = optimize_with_patches(model, args.target, grid=args.patches or "auto",
+                                   op_resolver=args.resolver,
                                    stage_end=args.stage_end, budget_s=args.budget,
                                    max_stages=args.max_stages, refine_moves=args.refine_moves,
                                    time_limit_s=args.time_limit,
@@ -639,6 +643,14 @@ def cmd_ops(args) -> int:
     from ..schema import op_name
     target = get_target(args.target)
     resolver = default_op_resolver(target)
+    if args.cpp:
+        if args.model is None:
+            raise InputError("--cpp needs a model: the resolver holds exactly its operators")
+        if args.json:
+            raise InputError("--json and --cpp: choose one output format")
+        from .resolver_code import resolver_code
+        print(resolver_code(_load(args.model), target, _model_name(args.model)))
+        return 0
     if args.model is None:
         kernels = _op_kernels(resolver)
         data = {"target": target.name, "kernel_library": target.kernel_library,
@@ -749,6 +761,12 @@ def _add_common(p, arena: bool = True, model: Optional[str] = "one", targets: bo
                         "tflite-micro package and TFLM's tests use; default); micro: MicroInterpreter "
                         "with the default MicroAllocator (what firmware links, a little smaller)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    if model != "optional":
+        p.add_argument("--custom-op", action="append", metavar="NAME=persistent:N,scratch:M",
+                       help="stand in for a custom operator micro-runtime has no kernel for: its "
+                            "init reserves N persistent bytes, its prepare asks for an M-byte "
+                            "scratch buffer; outputs are not computed (zeros), so run, eval, drift "
+                            "and bench refuse it (repeat per operator)")
     if arena:
         p.add_argument("--arena-size", type=int, default=None,
                        help="arena bytes (default: the model's exact minimum for --interpreter)")
@@ -919,7 +937,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "of each, or those a model uses (with their types) and "
                                    "whether each is supported")
     p.add_argument("model", nargs="?", help="a .tflite model (optional)")
-    _add_common(p, arena=False, model=None)   # --target / --interpreter: accepted for uniformity
+    _add_common(p, arena=False, model="optional")   # --target / --interpreter: accepted for uniformity
+    p.add_argument("--cpp", action="store_true",
+                   help="print the C++ MicroMutableOpResolver<N> declaration and the Add...() "
+                        "calls the model needs (TFLM's method names; the kernels are --target's)")
     p.set_defaults(func=cmd_ops)
     return parser
 
@@ -940,6 +961,50 @@ def _target_names(value) -> List[str]:
     return names
 
 
+#: commands that need real outputs: a stand-in kernel (--custom-op) computes none
+NEEDS_OUTPUTS = ("run", "eval", "drift", "bench")
+
+
+def _check_custom_ops(args) -> None:
+    """``--custom-op NAME=persistent:N,scratch:M`` -> ``args.custom_ops`` (name, N, M)
+    and ``args.resolver`` (every kernel plus the stand-ins; None without any)."""
+    from ..schema import BUILTIN_OP_CODES
+    from ..stand_in import StandInKernel, parse_custom_op
+    args.custom_ops = [parse_custom_op(t) for t in (getattr(args, "custom_op", None) or [])]
+    args.resolver = None
+    if not args.custom_ops:
+        return
+    names = [name for name, _, _ in args.custom_ops]
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(f"--custom-op {name}: given twice")
+        if name in BUILTIN_OP_CODES:
+            raise InputError(f"--custom-op {name}: {name} is a builtin operator, which micro-runtime "
+                             "runs itself; --custom-op stands in for custom operators")
+    if args.command in NEEDS_OUTPUTS:
+        raise InputError(f"--custom-op: a stand-in kernel computes no outputs, so {args.command} "
+                         "cannot use it (size, audit, plan, info and optimize can)")
+    from ..op_resolver import default_op_resolver
+    args.resolver = default_op_resolver()
+    for name, persistent, scratch in args.custom_ops:
+        args.resolver.add(StandInKernel(name, persistent, scratch))
+
+
+def _with_hint(error: MicroRuntimeError) -> str:
+    """The error's message, and for custom operators we have no kernel for, the option
+    that sizes the model anyway."""
+    from ..errors import UnsupportedOpError
+    from ..schema import BUILTIN_OP_CODES
+    text = str(error)
+    if isinstance(error, UnsupportedOpError):
+        custom = [name for name in error.missing if name not in BUILTIN_OP_CODES]
+        if custom:
+            text += ("; to size the model anyway, describe each custom operator's allocations: "
+                     + " ".join(f"--custom-op {name}=persistent:BYTES,scratch:BYTES" for name in custom)
+                     + " (a stand-in kernel; its outputs are not computed)")
+    return text
+
+
 def _check_options(args) -> None:
     """Option values argparse cannot judge: InputErrors (status 1, one line). A core
     alias (``cortex-m0plus``) becomes its profile's name, which every output shows."""
@@ -956,6 +1021,7 @@ def _check_options(args) -> None:
     if getattr(args, "jobs", None) is not None:
         from ..workers import check_jobs
         check_jobs(args.jobs, "--jobs")
+    _check_custom_ops(args)
     if args.interpreter not in INTERPRETERS:
         raise InputError(f"unknown interpreter {args.interpreter!r}; one of: {', '.join(INTERPRETERS)}")
 
@@ -969,7 +1035,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stdout.flush()          # a closed pipe shows here, not at interpreter exit
         return status
     except MicroRuntimeError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_with_hint(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -98,6 +98,25 @@ def interpreter_terms(it) -> Tuple[int, List[Tuple[str, int]]]:
     return minimum, minimum_terms(minimum, at.head_bytes, at.persistent_used_bytes, at.stats.total_peak)
 
 
+def operator_allocations(it) -> Dict[Tuple[int, int], Dict[str, int]]:
+    """Per operator of an allocated interpreter, keyed by (subgraph, operator index), the
+    bytes it adds: ``options_bytes`` (its builtin options struct, in the tail),
+    ``persistent_bytes`` (its kernel's persistent buffers, in the tail) and
+    ``scratch_bytes`` (its kernel's scratch buffers, planned in the head)."""
+    scratch: Dict[Tuple[int, int], int] = {}
+    for req in it.allocator.scratch_requests:
+        key = (req.subgraph_idx, req.node_idx)
+        scratch[key] = scratch.get(key, 0) + req.bytes
+    out = {}
+    for sg in it.subgraphs:
+        for node in sg.nodes:
+            key = (node.subgraph_index, node.index)
+            out[key] = {"options_bytes": node.tail_bytes["builtin_data"],
+                        "persistent_bytes": node.tail_bytes["persistent"],
+                        "scratch_bytes": scratch.get(key, 0)}
+    return out
+
+
 def format_sum(label: str, total: int, terms: Sequence[Tuple[str, int]], width: int = 0) -> str:
     """``label total bytes = name value + name value ...`` (checked: the terms add up);
     ``total`` right-aligned in ``width`` characters."""
@@ -184,14 +203,23 @@ SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "
              "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes", "head_peak")
 
 
-def size_model_file(path: str, target: str, interpreter: str = "recording") -> dict:
+def size_model_file(path: str, target: str, interpreter: str = "recording",
+                    custom_ops: Sequence[Tuple[str, int, int]] = ()) -> dict:
     """The ``size`` record of the model file at ``path``, plus ``path`` and ``error``
     (None, or the one-line message of a MicroRuntimeError / OSError: one bad model
-    does not stop a sweep)."""
+    does not stop a sweep). ``custom_ops``: (name, persistent bytes, scratch bytes) of
+    stand-in kernels (:mod:`micro_runtime.stand_in`)."""
     from ..errors import MicroRuntimeError
     row = {"path": path, "model": os.path.basename(path)}
+    resolver = None
+    if custom_ops:
+        from ..op_resolver import default_op_resolver
+        from ..stand_in import StandInKernel
+        resolver = default_op_resolver()
+        for name, persistent, scratch in custom_ops:
+            resolver.add(StandInKernel(name, persistent, scratch))
     try:
-        result = measure_arena(path, target, recording=interpreter == "recording")
+        result = measure_arena(path, target, op_resolver=resolver, recording=interpreter == "recording")
     except (MicroRuntimeError, OSError) as e:
         return {**{k: None for k in SIZE_KEYS}, **row, "target": target, "interpreter": interpreter,
                 "error": str(e)}
@@ -214,7 +242,8 @@ def model_files(paths: Iterable[str]) -> List[str]:
 
 
 def size_many(paths: Sequence[str], target: str, interpreter: str = "recording", jobs: int = 1,
-              on_done: Optional[Callable[[dict], None]] = None) -> List[dict]:
+              on_done: Optional[Callable[[dict], None]] = None,
+              custom_ops: Sequence[Tuple[str, int, int]] = ()) -> List[dict]:
     """One :func:`size_model_file` row per model, in the order of ``paths``. ``jobs``: worker
     processes (0: one per processor; never more than the processors or the models, see
     :mod:`micro_runtime.workers`; they die with this process). ``on_done(row)`` is called
@@ -224,7 +253,7 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
     jobs = worker_count(jobs, len(paths))
     if jobs <= 1:
         for k, path in enumerate(paths):
-            rows[k] = size_model_file(path, target, interpreter)
+            rows[k] = size_model_file(path, target, interpreter, custom_ops)
             if on_done:
                 on_done(rows[k])
     else:
@@ -237,7 +266,8 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
         chunks = [range(k, min(k + size, len(paths))) for k in range(0, len(paths), size)]
         with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent,
                                  initargs=(os.getpid(),)) as pool:
-            futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter): chunk
+            futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter,
+                                   tuple(custom_ops)): chunk
                        for chunk in chunks}
             for future in as_completed(futures):
                 for k, row in zip(futures[future], future.result()):
@@ -247,9 +277,10 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
     return [rows[k] for k in range(len(paths))]
 
 
-def _size_chunk(paths: Sequence[str], target: str, interpreter: str) -> List[dict]:
+def _size_chunk(paths: Sequence[str], target: str, interpreter: str,
+                custom_ops: Sequence[Tuple[str, int, int]] = ()) -> List[dict]:
     """:func:`size_model_file` for each path (one worker task)."""
-    return [size_model_file(path, target, interpreter) for path in paths]
+    return [size_model_file(path, target, interpreter, custom_ops) for path in paths]
 
 
 def _snippet_comment(model_name: str, result: ArenaSize, alignment_word: str) -> List[str]:
