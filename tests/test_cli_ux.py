@@ -335,10 +335,11 @@ def test_plan_svg_names_tensors_and_their_producers(capsys, tmp_path):
     svg = tmp_path / "plan.svg"
     data = cli_json(capsys, "plan", model_path("person_detect"), "--svg", svg)
     root = ET.parse(svg).getroot()
+    titles = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("title")]
     texts = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("text")]
-    for k, b in enumerate(data["buffers"], 1):
+    for k, b in enumerate(data["buffers"]):
         assert b["producer"]
-        line = next(t for t in texts if t.startswith(f"{k}  "))
+        line = next(t for t in titles if t.startswith(f"buffer {k}: "))
         assert b["name"] in line and f"(produced by {b['producer']})" in line
     assert any(b["producer"] == "model input" for b in data["buffers"])
     assert any(b["producer"].endswith("CONV_2D") for b in data["buffers"])

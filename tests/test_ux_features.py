@@ -203,3 +203,63 @@ def test_info_per_layer_table_matches_the_model_and_the_audit(capsys):
     assert sum(o["weights_bytes"] for o in info["operators"]) == info["weights_bytes"]
     text = cli(capsys, "info", model)[1]
     assert re.search(r"^\s+0  CONV_2D\s+320,000\s+2,816\s+8,000\s+600\s+160\s", text, re.M)
+
+
+# ------------------------------------------------------------------- plan --svg
+def chain_model(blocks: int = 80) -> bytes:
+    """A residual chain with 2 buffers per block (skips reach back 3 blocks): 161 buffers."""
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("input", (1, 256), "FLOAT32")
+    history, cur = [x], x
+    for k in range(blocks):
+        r = g.add_tensor(f"block_{k}/relu", (1, 256), "FLOAT32")
+        g.add_operator("RELU" if k % 3 else "TANH", [cur], [r])
+        a = g.add_tensor(f"block_{k}/add", (1, 256), "FLOAT32")
+        g.add_operator("ADD", [r, history[-3] if len(history) >= 3 else history[0]], [a])
+        history.append(a)
+        cur = a
+    g.inputs, g.outputs = [x], [cur]
+    return b.build()
+
+
+@pytest.mark.parametrize("name", ["person_detect", "chain"])
+def test_plan_svg_is_bounded_and_marks_the_peak(capsys, tmp_path, name):
+    import xml.etree.ElementTree as ET
+    if name == "chain":
+        path = tmp_path / "chain.tflite"
+        path.write_bytes(chain_model())
+    else:
+        path = model_path(name)
+    svg = tmp_path / "plan.svg"
+    data = json.loads(cli(capsys, "plan", path, "--svg", svg, "--json")[1])
+    buffers = data["buffers"]
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert (int(root.get("width")), int(root.get("height"))) == (1200, 720)
+    groups = [g for g in root.iter(f"{ns}g") if g.get("class") == "buffer"]
+    assert len(groups) == len(buffers) and (name != "chain" or len(buffers) > 100)
+    # every buffer: a hover title with the id of --json and of the text chart (from 0)
+    for k, (g, b) in enumerate(zip(groups, buffers)):
+        title = g.find(f"{ns}title").text
+        assert title.startswith(f"buffer {k}: {b['name']} (produced by {b['producer']})")
+        label = g.find(f"{ns}text")
+        if label is not None:
+            assert label.text.split()[0] == str(k)
+    chart = cli(capsys, "plan", path)[1]
+    assert re.search(rf"^{len(buffers) - 1} \(id={len(buffers) - 1}\)|^\* \(id={len(buffers) - 1}\)", chart, re.M)
+    # the peak: brute force over the steps, the outlined buffers are those live there
+    steps = range(max(b["last_used"] for b in buffers) + 1)
+    tops = [max([b["offset"] + b["size"] for b in buffers if b["first_used"] <= t <= b["last_used"]] + [0])
+            for t in steps]
+    peak_step = int(np.argmax(tops))
+    live = {k for k, b in enumerate(buffers) if b["first_used"] <= peak_step <= b["last_used"]}
+    outlined = {k for k, g in enumerate(groups) if g.find(f"{ns}rect").get("stroke") == "#d62728"}
+    assert outlined == live
+    assert any(g.get("class") == "peak" for g in root.iter(f"{ns}g"))
+    assert f"at step {peak_step}" in "".join(root.itertext())
+    # one legend entry per producing operator type (plus inputs / scratch / the peak), not per buffer
+    legend = [g for g in root.iter(f"{ns}g") if g.get("class") == "legend"][0]
+    producers = {b["producer"].split(" ", 1)[1] for b in buffers if b["producer"].startswith("#")}
+    assert len(legend.findall(f"{ns}text")) <= len(producers) + 4
