@@ -327,7 +327,7 @@ def cmd_audit(args) -> int:
 
 # ---------------------------------------------------------------------- plan
 def cmd_plan(args) -> int:
-    from .plan_view import ascii_chart, plan_entries, svg_timeline
+    from .plan_view import ascii_chart, format_peak, head_peak, plan_entries, svg_timeline
     if args.width < 10:
         raise InputError(f"--width must be at least 10 characters, not {args.width}")
     svg_path = check_output_path(args.svg, "--svg", "plan.svg") if args.svg is not None else None
@@ -340,10 +340,12 @@ def cmd_plan(args) -> int:
         title = f"{name}: memory plan on {it.target.name}"
         picture = svg_timeline(entries, title, head).encode("utf-8")
         write_file(svg_path, "--svg", lambda f: f.write(picture))
+    peak = head_peak(entries)
     data = {"model": name, "target": it.target.name, "interpreter": args.interpreter,
-            "head_bytes": head, "buffers": entries, "svg": args.svg}
+            "head_bytes": head, "buffers": entries, "head_peak": peak, "svg": args.svg}
     text = [f"{name} on target {it.target.name}: head {head} bytes, {len(entries)} planned buffers"]
     text += ascii_chart(entries, args.width)
+    text += format_peak(peak)
     if args.svg:
         text.append(f"SVG written to {args.svg}")
     _emit(args, data, text)

@@ -59,9 +59,10 @@ def step_operator(step: int) -> Optional[int]:
 
 
 def head_peak(entries: List[dict]) -> Optional[dict]:
-    """Where the head peaks: the first allocation step at which the buffers live
-    together reach furthest into the arena (their highest ``offset + size``), that step's
-    operator and those buffers (largest first). ``bytes``: that extent, which the head
+    """Where the head peaks: the allocation step at which the buffers live together
+    reach furthest into the arena (their highest ``offset + size``; of several such
+    steps, the one whose buffers fill most of it), that step's operator and those
+    buffers (largest first). ``bytes``: that extent, which the head
     is (before its 16-byte alignment); ``steps``: every step reaching it. None for a plan
     without buffers."""
     if not entries:
@@ -75,7 +76,12 @@ def head_peak(entries: List[dict]) -> Optional[dict]:
     live = (starts[None, :] <= times[:, None]) & (ends[None, :] >= times[:, None])
     extent = np.where(live, tops[None, :], 0).max(axis=1)
     peak = int(extent.max())
-    at = int(np.argmax(extent == peak))
+    # among the steps that reach the peak, the one whose buffers fill most of it (the
+    # step that explains the peak best; a buffer planned above a later one's place
+    # reaches as high with a gap below it), the first on ties
+    sizes = np.array([e["size"] for e in entries])
+    filled = np.where(live, sizes[None, :], 0).sum(axis=1)
+    at = int(np.argmax(np.where(extent == peak, filled, -1)))
     step = int(times[at])
     buffers = sorted((entries[i] for i in np.flatnonzero(live[at])), key=lambda e: (-e["size"], e["offset"]))
     op = step_operator(step)
