@@ -302,6 +302,9 @@ def test_cli_errors_use_option_names(capsys):
     err = one_line_error(*cli(capsys, "run", model_path("hello_world_int8"), "--arena-size", -5,
                               "--input", "x.npy"))
     assert "--arena-size" in err and "arena_size" not in err
+    for option, value in (("--num_runs", -1), ("--warmup_runs", -1), ("--seed", -1)):
+        err = one_line_error(*cli(capsys, "bench", model_path("hello_world_int8"), option, value))
+        assert err.startswith(f"error: {option} must be"), err
 
 
 def test_a_repeated_option_is_refused_and_size_takes_several_targets(capsys):

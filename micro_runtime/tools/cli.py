@@ -782,6 +782,9 @@ JOBS_HELP = ("worker processes: 0 = one per processor, N = at most N; never more
 NUMERIC_OPTIONS = {
     "arena_size": ("--arena-size", 0, "a number of bytes"),
     "alt_decompression_memory": ("--alt-decompression-memory", 0, "a number of bytes"),
+    "num_runs": ("--num_runs", 1, "a number of timed invokes"),
+    "warmup_runs": ("--warmup_runs", 0, "a number of untimed invokes"),
+    "seed": ("--seed", 0, "a seed for the random inputs"),
 }
 
 #: ``--target`` help of every subcommand: the names, what they model, the aliases
