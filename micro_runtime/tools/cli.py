@@ -8,9 +8,12 @@ whose arena is meant: RecordingMicroInterpreter, the default, as the tflite-micr
 and TFLM's tests use; MicroInterpreter, as firmware links) and ``--json``; every output
 names its target.
 
-Errors are one line on stderr. Exit status 1 for a bad model, input, option value (an
-unknown ``--target``, ``--budget -1`` ...) or a too-small arena; 2 for a command line
-that cannot be parsed (unknown option, missing argument).
+Errors are one line on stderr, naming options as typed. Exit status 1 for a bad model,
+input, option value (an unknown ``--target``, ``--budget -1`` ...) or a too-small arena;
+2 for a command line that cannot be parsed (unknown option, missing argument, an option
+given twice); 0 when the reader of the output goes away (``| head``). Files written,
+input shapes and ``--jobs`` follow one rule each for every command (docs/cli_rules.md:
+:mod:`.output_paths`, :mod:`micro_runtime.samples`, :mod:`micro_runtime.workers`).
 """
 from __future__ import annotations
 
