@@ -31,6 +31,10 @@ from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
 
+#: the largest arena (bytes) an interpreter materialises to measure a model's minimum
+#: arena for an error message (or twice its own arena, if larger)
+MAX_PROBE_ARENA_BYTES = 1 << 28
+
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
 
@@ -434,9 +438,12 @@ class MicroInterpreter:
                              for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
-        """Add the arena size that would have worked to an ArenaTooSmallError."""
+        """Add the arena size that would have worked to an ArenaTooSmallError (or, for a
+        model too large to measure, that it needs more than the measuring limit)."""
         try:
             needed = self.min_arena_bytes()
+        except ArenaTooSmallError as e:
+            return error.with_context(self.arena_size, None, getattr(e, "lower_bound", None))
         except MicroRuntimeError:
             needed = None
         return error.with_context(self.arena_size, needed)
@@ -715,23 +722,34 @@ class MicroInterpreter:
 
     def _arena_with_large_size(self) -> Arena:
         """The arena of a probe interpreter (same model, kernels, target, planner) that
-        allocated and invoked once in an arena large enough: its complete timeline."""
-        size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
-        for _ in range(6):
-            try:
-                probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
-                                         planner=self.planner, recording=self.recording,
-                                         num_resource_variables=self.num_resource_variables,
-                                         error_reporter=lambda m: None,
-                                         alt_decompression_memory_size=self.alt_decompression_memory_size)
-                probe.allocate_tensors()
-                probe.invoke()
-                return probe.arena
-            except ArenaTooSmallError:
-                size *= 4
-                if size > (1 << 31):
-                    break
-        raise ArenaTooSmallError("the model does not fit in an arena of 2 GiB", 0, 0, 0)
+        allocated and invoked once in an arena large enough: its complete timeline. Up to
+        :data:`MAX_PROBE_ARENA_BYTES` (or twice this interpreter's arena): beyond that an
+        :class:`ArenaTooSmallError` whose ``lower_bound`` says so."""
+        from arena.allocator import tensor_bytes
+        largest = max([tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
+                       if t.data is None] + [0])
+        limit = max(MAX_PROBE_ARENA_BYTES, 2 * self.arena_size)
+        size = min(max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20, 2 * largest), limit)
+        while True:
+            if largest <= size:
+                try:
+                    probe = _Probe(self.model, self.op_resolver, size, target=self.target,
+                                   planner=self.planner, recording=self.recording,
+                                   num_resource_variables=self.num_resource_variables,
+                                   error_reporter=lambda m: None,
+                                   alt_decompression_memory_size=self.alt_decompression_memory_size)
+                    probe.allocate_tensors()
+                    probe.invoke()
+                    return probe.arena
+                except ArenaTooSmallError:
+                    pass
+            if size >= limit:
+                break
+            size = min(size * 4, limit)
+        error = ArenaTooSmallError(f"the model does not fit in an arena of {limit} bytes, the most "
+                                   "micro-runtime sets aside to measure the minimum", 0, 0, 0)
+        error.lower_bound = max(limit + 1, largest)
+        raise error
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:
@@ -752,3 +770,11 @@ class MicroInterpreter:
                         node.registration.free(self.ctx, node)
         except Exception:
             pass
+
+
+class _Probe(MicroInterpreter):
+    """The interpreter :meth:`MicroInterpreter.min_arena_bytes` runs in a large arena: a
+    refusal is final (no minimum measured in turn)."""
+
+    def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
+        return error

@@ -61,6 +61,23 @@ def test_a_too_small_arena_always_says_the_minimum(arena):
         mr.MicroInterpreter(kws, None, plain - 1, error_reporter=lambda m: None).invoke()
 
 
+def test_a_model_too_large_to_measure_gets_a_bound_quickly_and_without_the_memory():
+    import resource
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (1, 1 << 14, 1 << 13), "FLOAT32")      # 512 MiB
+    y = g.add_tensor("y", (1, 1 << 14, 1 << 13), "FLOAT32")
+    g.add_operator("RELU", [x], [y])
+    g.inputs, g.outputs = [x], [y]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(mr.ArenaTooSmallError) as e:
+        mr.MicroInterpreter(b.build(), None, 4096, error_reporter=lambda m: None)
+    assert e.value.min_arena_bytes is None and e.value.lower_bound == 1 << 29
+    assert f"this model needs at least {1 << 29} bytes" in str(e.value)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024   # KiB
+
+
 def test_run_with_a_too_small_arena_says_the_minimum(capsys, tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((1, 49, 10, 1), np.int8))
     err = one_line_error(*cli(capsys, "run", model_path("kws_ref_model"), "--arena-size", 2048,
