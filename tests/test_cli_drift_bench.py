@@ -170,8 +170,8 @@ def test_bench_text(capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--num_runs", "0"], "num_runs must be an integer >= 1"),
-    (["--warmup_runs", "-1"], "warmup_runs must be an integer >= 0"),
+    (["--num_runs", "0"], "--num_runs must be a number of timed invokes (at least 1), not 0"),
+    (["--warmup_runs", "-1"], "--warmup_runs must be a number of untimed invokes (at least 0), not -1"),
 ])
 def test_bench_errors_are_one_line(capsys, args, message):
     code, out, err = cli(capsys, "bench", model_path("hello_world_int8"), *args)
