@@ -336,6 +336,18 @@ def _space_min(trace: List[Tuple[int, ...]], upper_bound: Optional[int]) -> int:
         high *= 2
         if high > (1 << 40):
             raise ArenaTooSmallError("no arena size fits this model", 0, 0, 0)
+    if low == 0:
+        # the bound given is usually the answer or a few alignments above it: step down
+        # 16, 32, 64 ... bytes to a size that fails, then bisect (a handful of replays
+        # instead of one per bit of the bound)
+        step = BUFFER_ALIGNMENT
+        while high - step > 0:
+            if fits(trace, high - step, clobber=False):
+                high -= step
+                step *= 2
+            else:
+                low = high - step
+                break
     while high - low > 1:
         mid = (low + high) // 2
         if fits(trace, mid, clobber=False):

@@ -19,6 +19,7 @@ from typing import Dict, List
 from arena.allocator import MicroAllocator
 from arena.arena import Arena
 from micro_runtime.errors import InputError
+from micro_runtime.tflm_names import add_tflm_aliases
 
 #: TFLM's MicroPrintf ends every line with CR LF (the tflite-micro package's stderr shows it).
 TFLM_LINE_END = "\r\n"
@@ -101,6 +102,7 @@ class RecordingArena(Arena):
         return RecordedAllocation(self.requested_bytes, self.recorded_used_bytes, self.alloc_count)
 
 
+@add_tflm_aliases
 class RecordingMicroAllocator(MicroAllocator):
     """A :class:`MicroAllocator` over a :class:`RecordingArena` that files each
     allocation under TFLM's categories."""

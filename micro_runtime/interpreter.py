@@ -28,8 +28,13 @@ from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, Kern
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
 from .targets import DEFAULT_TARGET, Target, get_target
+from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
+
+#: the largest arena (bytes) an interpreter materialises to measure a model's minimum
+#: arena for an error message (or twice its own arena, if larger)
+MAX_PROBE_ARENA_BYTES = 1 << 28
 
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
@@ -75,6 +80,7 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+@add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
@@ -82,7 +88,10 @@ class MicroInterpreter:
     ten times the model size, like the tflite_micro package). ``target``: the TFLM build to
     emulate, a name of :data:`~micro_runtime.targets.TARGETS` or a
     :class:`~micro_runtime.targets.Target` (default ``"cortex-m4+cmsis-nn"``; ``"host64"``
-    is the tflite-micro package): struct sizes and kernel library. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
+    is the tflite-micro package): struct sizes and kernel library. ``op_resolver``: the
+    operators the model may use (default: every one micro-runtime runs) and kernels of
+    your own; the kernels micro-runtime ships always come from the target's kernel
+    library (:meth:`OpResolver.for_target`), so resolver and target cannot disagree. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
     accounting for :meth:`print_allocations` (:class:`recording.RecordingMicroInterpreter`
     is that, under TFLM's class name, with the figures as numbers). ``error_reporter``:
@@ -102,7 +111,13 @@ class MicroInterpreter:
         limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
-        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(self.target)
+        if op_resolver is None:
+            op_resolver = default_op_resolver()
+        elif not isinstance(op_resolver, OpResolver):
+            raise InputError(f"op_resolver must be an OpResolver, not {type(op_resolver).__name__}")
+        # the target's kernel library runs the ops the resolver names (TFLM: the build's
+        # OPTIMIZED_KERNEL_DIR); kernels of the user's own are kept
+        self.op_resolver = op_resolver.for_target(self.target)
         self.error_reporter = error_reporter or stderr_reporter
         if planner not in ("greedy", "linear"):
             raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")
@@ -125,9 +140,13 @@ class MicroInterpreter:
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
+        self._allocated = self._invoked = False
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
+        except ArenaTooSmallError as e:
+            self._report_once(e)
+            raise self._with_min_arena(e) from None
         except MicroRuntimeError as e:
             self._report_once(e)
             raise
@@ -414,9 +433,12 @@ class MicroInterpreter:
                              for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
-        """Add the arena size that would have worked to an ArenaTooSmallError."""
+        """Add the arena size that would have worked to an ArenaTooSmallError (or, for a
+        model too large to measure, that it needs more than the measuring limit)."""
         try:
             needed = self.min_arena_bytes()
+        except ArenaTooSmallError as e:
+            return error.with_context(self.arena_size, None, getattr(e, "lower_bound", None))
         except MicroRuntimeError:
             needed = None
         return error.with_context(self.arena_size, needed)
@@ -521,11 +543,13 @@ class MicroInterpreter:
     # ----------------------------------------------------------- tensors
     @property
     def inputs_size(self) -> int:
-        return len(self.model.subgraphs[0].inputs)
+        """The number of model inputs (also callable: TFLM's ``inputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].inputs))
 
     @property
     def outputs_size(self) -> int:
-        return len(self.model.subgraphs[0].outputs)
+        """The number of model outputs (also callable: TFLM's ``outputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].outputs))
 
     def input(self, index: int = 0) -> np.ndarray:
         """Input ``index`` as a writable numpy view of the arena (zero copy).
@@ -688,29 +712,39 @@ class MicroInterpreter:
         """The smallest arena (bytes) in which allocate_tensors() and invoke() succeed
         for this model, target and planner: the peak over the whole allocation
         timeline, temporaries included."""
-        if self._allocated and self._invoked:
-            trace = self.arena.trace
-        else:
-            trace = self._trace_with_large_arena()
-        return min_arena_bytes(trace, upper_bound=max(1024, self.arena.stats.total_peak or 1024))
+        arena = self.arena if self._allocated and self._invoked else self._arena_with_large_size()
+        return min_arena_bytes(arena.trace, upper_bound=max(1024, arena.stats.total_peak or 1024))
 
-    def _trace_with_large_arena(self):
-        size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
-        for _ in range(6):
-            try:
-                probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
-                                         planner=self.planner, recording=self.recording,
-                                         num_resource_variables=self.num_resource_variables,
-                                         error_reporter=lambda m: None,
-                                         alt_decompression_memory_size=self.alt_decompression_memory_size)
-                probe.allocate_tensors()
-                probe.invoke()
-                return probe.arena.trace
-            except ArenaTooSmallError:
-                size *= 4
-                if size > (1 << 31):
-                    break
-        raise ArenaTooSmallError("the model does not fit in an arena of 2 GiB", 0, 0, 0)
+    def _arena_with_large_size(self) -> Arena:
+        """The arena of a probe interpreter (same model, kernels, target, planner) that
+        allocated and invoked once in an arena large enough: its complete timeline. Up to
+        :data:`MAX_PROBE_ARENA_BYTES` (or twice this interpreter's arena): beyond that an
+        :class:`ArenaTooSmallError` whose ``lower_bound`` says so."""
+        from arena.allocator import tensor_bytes
+        largest = max([tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
+                       if t.data is None] + [0])
+        limit = max(MAX_PROBE_ARENA_BYTES, 2 * self.arena_size)
+        size = min(max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20, 2 * largest), limit)
+        while True:
+            if largest <= size:
+                try:
+                    probe = _Probe(self.model, self.op_resolver, size, target=self.target,
+                                   planner=self.planner, recording=self.recording,
+                                   num_resource_variables=self.num_resource_variables,
+                                   error_reporter=lambda m: None,
+                                   alt_decompression_memory_size=self.alt_decompression_memory_size)
+                    probe.allocate_tensors()
+                    probe.invoke()
+                    return probe.arena
+                except ArenaTooSmallError:
+                    pass
+            if size >= limit:
+                break
+            size = min(size * 4, limit)
+        error = ArenaTooSmallError(f"the model does not fit in an arena of {limit} bytes, the most "
+                                   "micro-runtime sets aside to measure the minimum", 0, 0, 0)
+        error.lower_bound = max(limit + 1, largest)
+        raise error
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:
@@ -731,3 +765,11 @@ class MicroInterpreter:
                         node.registration.free(self.ctx, node)
         except Exception:
             pass
+
+
+class _Probe(MicroInterpreter):
+    """The interpreter :meth:`MicroInterpreter.min_arena_bytes` runs in a large arena: a
+    refusal is final (no minimum measured in turn)."""
+
+    def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
+        return error

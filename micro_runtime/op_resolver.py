@@ -1,20 +1,56 @@
-"""Op resolver: which kernel runs each operator of a model.
+"""Op resolver: which operators a model may use, and any kernels of the user's own.
+
+As in TFLM, a resolver *names* operators (``MicroMutableOpResolver::AddConv2D()`` ...);
+the kernel that runs a builtin operator is the one of the build's kernel library, i.e.
+of the interpreter's target (TFLM's ``OPTIMIZED_KERNEL_DIR``). So a resolver and a target
+cannot disagree: an interpreter binds the resolver to its target
+(:meth:`OpResolver.for_target`), replacing every kernel micro-runtime ships by the target
+library's kernel for that operator. Kernels of the user's own (any other class, custom
+ops or a builtin operator's replacement) are kept as given.
 
 Builtin operators are looked up by their BuiltinOperator name, custom operators by
-their custom-code name. :func:`default_op_resolver` holds every kernel micro-runtime
-ships; add your own (Python) kernels with :meth:`OpResolver.add`.
+their custom-code name. :func:`default_op_resolver` names every operator micro-runtime
+runs; :meth:`OpResolver.add` adds one by name or a kernel of your own.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, FrozenSet, Iterable, List, Optional
 
 from .errors import InputError, UnsupportedOpError
 from .schema import BUILTIN_OP_CODES, BuiltinOperator, op_name
 
 
+def _stock_classes() -> FrozenSet[type]:
+    """Every kernel class micro-runtime ships (reference kernels, signal custom ops and
+    every library's variants): the kernels an interpreter replaces by its target's."""
+    import kernels
+    from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
+    classes = set(kernels.BUILTIN_KERNELS.values()) | set(CUSTOM_KERNELS.values())
+    for variants in KERNEL_VARIANTS.values():
+        classes.update(variants.values())
+    return frozenset(classes)
+
+
+def library_kernel_class(name: str, library: str = "reference") -> Optional[type]:
+    """The class of the kernel that kernel library ``library`` (a target's
+    ``kernel_library``) runs for operator ``name`` (a builtin name such as ``"CONV_2D"``
+    or a custom op name): the library's variant where it has one, else the reference
+    kernel; None when micro-runtime has no kernel for it."""
+    import kernels
+    from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
+    variant = KERNEL_VARIANTS.get(library, {}).get(name)
+    if variant is not None:
+        return variant
+    return kernels.BUILTIN_KERNELS.get(name) or CUSTOM_KERNELS.get(name)
+
+
 class OpResolver:
-    """Maps operators to kernels (objects with init / prepare / invoke, see
-    :class:`kernels.base.Kernel`)."""
+    """Names the operators a model may use (TFLM's ``MicroMutableOpResolver``) and holds
+    kernels of the user's own (objects with init / prepare / invoke, see
+    :class:`kernels.base.Kernel`).
+
+    An interpreter runs the kernels of :meth:`for_target` of its target: the kernels
+    micro-runtime ships are always those of the target's kernel library."""
 
     def __init__(self, kernels: Iterable = ()):
         self._builtin: Dict[int, object] = {}
@@ -23,8 +59,16 @@ class OpResolver:
             self.add(k)
 
     def add(self, kernel, name: Optional[str] = None) -> "OpResolver":
-        """Register ``kernel``. Builtin kernels are keyed by ``kernel.op``; custom
-        kernels by ``name`` or ``kernel.custom_name``."""
+        """Register an operator: ``kernel`` is an operator's name (``"CONV_2D"``,
+        ``"SignalWindow"``: the kernel micro-runtime ships, as TFLM's ``AddConv2D()``) or a
+        kernel object. Builtin kernels are keyed by ``kernel.op``; custom kernels by
+        ``name`` or ``kernel.custom_name``. Returns the resolver (calls chain)."""
+        if isinstance(kernel, str):
+            cls = library_kernel_class(kernel)
+            if cls is None:
+                raise InputError(f"no operator named {kernel!r} among the kernels micro-runtime "
+                                 "ships; register a kernel object for a custom operator")
+            kernel = cls()
         for method in ("prepare", "invoke"):
             if not callable(getattr(kernel, method, None)):
                 raise InputError(f"a kernel needs a callable {method}(ctx, node); "
@@ -46,6 +90,32 @@ class OpResolver:
         if builtin_code == BuiltinOperator.CUSTOM:
             return self._custom.get(custom_code or "")
         return self._builtin.get(builtin_code)
+
+    def for_target(self, target) -> "OpResolver":
+        """This resolver as ``target`` (a name or :class:`~micro_runtime.targets.Target`)
+        runs it: every kernel micro-runtime ships replaced by the one of the target's
+        kernel library for that operator (a CMSIS-NN build's variant, or the reference
+        kernel); kernels of other classes (the user's own) kept. The same object when
+        nothing changes."""
+        from .targets import get_target
+        library = get_target(target).kernel_library
+        stock = _stock_classes()
+
+        def bound(kernel, name: str):
+            if type(kernel) not in stock:
+                return kernel
+            cls = library_kernel_class(name, library)
+            return kernel if cls is None or type(kernel) is cls else cls()
+
+        from .schema import BUILTIN_OP_NAMES
+        builtin = {code: bound(k, BUILTIN_OP_NAMES[code]) for code, k in self._builtin.items()}
+        custom = {name: bound(k, name) for name, k in self._custom.items()}
+        if all(builtin[c] is self._builtin[c] for c in builtin) and \
+                all(custom[n] is self._custom[n] for n in custom):
+            return self
+        out = OpResolver()
+        out._builtin, out._custom = builtin, custom
+        return out
 
     def missing_ops(self, model) -> List[str]:
         """Names of every operator of ``model`` with no kernel, in first-use order."""
@@ -75,15 +145,16 @@ class OpResolver:
 
 
 def default_op_resolver(target=None) -> OpResolver:
-    """A resolver with every builtin kernel micro-runtime ships, and the custom ops
+    """A resolver naming every builtin operator micro-runtime runs, and the custom ops
     TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...).
-    With a ``target`` (name or :class:`~micro_runtime.targets.Target`) whose build uses an
-    optimized kernel library (``cortex-m4+cmsis-nn``), that library's kernels replace the
-    reference ones for the ops it overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does."""
+
+    An interpreter always runs its own target's kernel library (see
+    :meth:`OpResolver.for_target`), whatever ``target`` says here; ``target`` (a name or
+    :class:`~micro_runtime.targets.Target`) only chooses the kernels the resolver holds
+    when it is used on its own (listing kernels, calling one directly): with an
+    optimized library (``cortex-m4+cmsis-nn``), that library's kernels for the ops it
+    overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does."""
     import kernels
-    from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
-    by_name = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}
-    if target is not None:
-        from .targets import get_target
-        by_name.update(KERNEL_VARIANTS.get(get_target(target).kernel_library, {}))
-    return OpResolver([cls() for cls in by_name.values()])
+    from kernels.base import CUSTOM_KERNELS
+    resolver = OpResolver([cls() for cls in {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}.values()])
+    return resolver if target is None else resolver.for_target(target)

@@ -15,10 +15,12 @@ from micro_runtime.interpreter import ErrorReporter, MicroInterpreter
 from micro_runtime.model import Model
 from micro_runtime.op_resolver import OpResolver
 from micro_runtime.targets import DEFAULT_TARGET, Target
+from micro_runtime.tflm_names import add_tflm_aliases
 
 from arena.recording import RecordedAllocation, RecordingMicroAllocator
 
 
+@add_tflm_aliases
 class RecordingMicroInterpreter(MicroInterpreter):
     """A :class:`MicroInterpreter` that records its arena allocations (TFLM's
     ``RecordingMicroInterpreter``). Arguments are MicroInterpreter's (without

@@ -141,7 +141,9 @@ def test_bench_json_keys_profile_and_arena(capsys):
                                  "percent": pytest.approx(100, abs=0.01)}]
     size = measure_arena(model_path("ad01_int8"), "host64")
     assert data["arena"] == {"min_arena_bytes": size.min_arena_bytes, "head_bytes": size.head_bytes,
-                             "tail_bytes": size.tail_bytes}
+                             "tail_bytes": size.tail_bytes,
+                             "temporaries_gap_bytes": size.temporaries_gap_bytes,
+                             "alignment_gap_bytes": size.alignment_gap_bytes}
 
 
 def test_bench_with_the_float_delegate(capsys):
@@ -168,8 +170,8 @@ def test_bench_text(capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--num_runs", "0"], "num_runs must be an integer >= 1"),
-    (["--warmup_runs", "-1"], "warmup_runs must be an integer >= 0"),
+    (["--num_runs", "0"], "--num_runs must be a number of timed invokes (at least 1), not 0"),
+    (["--warmup_runs", "-1"], "--warmup_runs must be a number of untimed invokes (at least 0), not -1"),
 ])
 def test_bench_errors_are_one_line(capsys, args, message):
     code, out, err = cli(capsys, "bench", model_path("hello_world_int8"), *args)

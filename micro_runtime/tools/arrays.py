@@ -8,6 +8,7 @@ DEQUANTIZE op's (``scale * (q - zero_point)`` in double, stored as float32).
 from __future__ import annotations
 
 import os
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -77,6 +78,38 @@ def quantize_input(value: np.ndarray, spec, what: str = "input") -> np.ndarray:
     return affine_quantize(value.astype(np.float32), scale, zero_point, spec.dtype).astype(spec.dtype)
 
 
+def load_samples(paths: Sequence[str], specs, quantize: bool = False,
+                 option: str = "--input") -> Tuple[List[np.ndarray], bool]:
+    """One ``(n, *shape)`` array per model input from the ``.npy`` files ``paths``
+    (shapes by the rule of :mod:`micro_runtime.samples`), and whether any file held a
+    batch. ``quantize``: the files hold real values, quantized with each input's scale
+    and zero point (:func:`quantize_input`); otherwise the dtype must be the input's own
+    (a float file for an integer input says ``--quantize`` exists)."""
+    from ..samples import as_samples
+    if len(paths) != len(specs):
+        raise InputError(f"the model has {len(specs)} input(s); got {len(paths)} {option} file(s)")
+    out, batched = [], False
+    for k, (path, spec) in enumerate(zip(paths, specs)):
+        value = load_npy(path, f"input {k}")
+        if quantize:
+            value = quantize_input(value, spec, f"input {k}")
+        elif value.dtype != spec.dtype:
+            hint = ""
+            if np.issubdtype(value.dtype, np.floating) and spec.quantization is not None \
+                    and np.issubdtype(spec.dtype, np.integer):
+                hint = ("; these look like real values: --quantize quantizes them with the input's "
+                        "scale and zero point")
+            raise InputError(f"input {k} ({path}): expected dtype {spec.dtype} but got {value.dtype} "
+                             f"(values are not cast){hint}")
+        samples, was_batch = as_samples(value, spec.shape, f"input {k} ({path})")
+        batched = batched or was_batch
+        out.append(samples)
+    counts = sorted({x.shape[0] for x in out})
+    if len(counts) > 1:
+        raise InputError(f"the input files hold different numbers of samples: {counts}")
+    return out, batched
+
+
 def dequantize_output(value: np.ndarray, spec) -> np.ndarray:
     """An output in real units (float32): ``scale * (q - zero_point)``; float outputs and
     unquantized integer outputs are returned as they are."""
@@ -87,4 +120,4 @@ def dequantize_output(value: np.ndarray, spec) -> np.ndarray:
     return (scale * (value.astype(np.float64) - zero_point)).astype(np.float32)
 
 
-__all__ = ["load_npy", "quantize_input", "dequantize_output", "NPY_MAGIC"]
+__all__ = ["load_npy", "load_samples", "quantize_input", "dequantize_output", "NPY_MAGIC"]

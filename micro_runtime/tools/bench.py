@@ -49,7 +49,8 @@ class BenchReport:
     invoke_ms: Dict[str, float]               #: min, mean, median, max, std
     operators: List[dict] = field(default_factory=list)   #: node, op, name, mean_ms, percent, cdf_percent
     op_types: List[dict] = field(default_factory=list)    #: op, count, mean_ms, percent
-    arena: Dict[str, int] = field(default_factory=dict)   #: min_arena_bytes, head_bytes, tail_bytes
+    #: min_arena_bytes = head_bytes + tail_bytes + temporaries_gap_bytes + alignment_gap_bytes
+    arena: Dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -163,10 +164,13 @@ def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, del
                         "percent": round(100.0 * sum(v) / total, 2)} for op, v in by_type.items()),
                       key=lambda d: -d["mean_ms"])
 
-    minimum = it.min_arena_bytes()
-    at_min = replay(it.arena.trace, minimum)
-    arena = {"min_arena_bytes": int(minimum), "head_bytes": int(at_min.head_bytes),
-             "tail_bytes": int(at_min.persistent_used_bytes)}
+    from .sizing import interpreter_terms
+    minimum, terms = interpreter_terms(it)
+    values = dict(terms)
+    arena = {"min_arena_bytes": int(minimum), "head_bytes": int(values["head"]),
+             "tail_bytes": int(values["tail"]),
+             "temporaries_gap_bytes": int(values.get("temporaries gap", 0)),
+             "alignment_gap_bytes": int(values.get("alignment gap", 0))}
     runs_ms = runs * 1e3
     return BenchReport(
         model=os.path.basename(model_path), model_bytes=len(model.raw), target=target_name,
@@ -200,9 +204,11 @@ def format_bench(r: BenchReport) -> List[str]:
         lines.append(f"Warmup: count={r.warmup_runs} avg={r.warmup_mean_ms:.3f} ms")
     lines.append(f"Inference timings in ms: count={r.num_runs} min={t['min']:.3f} avg={t['mean']:.3f} "
                  f"median={t['median']:.3f} max={t['max']:.3f} std={t['std']:.3f}")
+    from .sizing import format_sum, minimum_terms
     a = r.arena
-    lines.append(f"Arena ({r.target}): minimum {a['min_arena_bytes']} bytes = head {a['head_bytes']} "
-                 f"+ tail {a['tail_bytes']}")
+    terms = minimum_terms(a["min_arena_bytes"], a["head_bytes"], a["tail_bytes"],
+                          a["min_arena_bytes"] - a["alignment_gap_bytes"])
+    lines.append(f"Arena ({r.target}): " + format_sum("minimum", a["min_arena_bytes"], terms))
     lines += ["", f"Operator-wise profile (mean of {r.num_runs} runs; host time of the emulator):",
               f"{'node':>5}  {'op type':<24}{'avg ms':>10}{'%':>8}{'cdf%':>8}  name"]
     for o in r.operators:

@@ -139,8 +139,8 @@ def random_inputs(specs, seed: int) -> List[np.ndarray]:
 
 
 def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[np.ndarray]]:
-    """Samples from one array (or .npy path) per model input: an array of the input's
-    shape is one sample, an array of shape (k, *input shape) is k samples."""
+    """Samples from one array (or .npy path) per model input, shaped by the rule of
+    :mod:`micro_runtime.samples` (one sample, or several on a leading axis)."""
     if len(sources) != len(specs):
         raise InputError(f"the model has {len(specs)} input(s); got {len(sources)} --input file(s)")
     columns = []
@@ -153,14 +153,11 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
         if value.dtype != spec.dtype:
             raise InputError(f"input {k}: expected dtype {spec.dtype} but got {value.dtype} "
                              "(values are not cast)")
-        shape = tuple(spec.shape)
-        if tuple(value.shape) == shape:
-            columns.append([value])
-        elif value.ndim == len(shape) + 1 and tuple(value.shape[1:]) == shape and value.shape[0] > 0:
-            columns.append(list(value))
-        else:
-            raise InputError(f"input {k}: expected shape {shape} (one sample) or (k, *{shape}) "
-                             f"(k samples), got {tuple(value.shape)}")
+        from ..samples import as_samples
+        samples, _ = as_samples(value, spec.shape, f"input {k}")
+        if samples.shape[0] == 0:
+            raise InputError(f"input {k}: no samples (shape {tuple(value.shape)})")
+        columns.append(list(samples))
     counts = {len(c) for c in columns}
     if len(counts) > 1:
         raise InputError(f"the input files hold different numbers of samples: {sorted(counts)}")
