@@ -625,23 +625,6 @@ def _op_kernels(resolver) -> List[tuple]:
             + [(n, resolver.find(BUILTIN_OP_CODES["CUSTOM"], n), True) for n in resolver.custom_names])
 
 
-def operator_types(kernel, graph, op):
-    """(the combination of tensor types ``op`` of ``graph`` uses (a TypeCombo, or None
-    for an op without typed tensors), whether ``kernel`` runs it)."""
-    from kernels.base import Kernel
-    from ..schema import tensor_type_name
-
-    def name(i):
-        return None if i < 0 else tensor_type_name(graph.tensors[i].type).lower()
-    cls = kernel if kernel is not None and hasattr(kernel, "types_used") else Kernel
-    used = cls.types_used([name(i) for i in op.inputs], [name(i) for i in op.outputs])
-    if kernel is None:
-        return used, False
-    if not getattr(kernel, "supported_types", ()):
-        return used, True           # no declaration: nothing to check
-    return used, used is not None and kernel.supports_types(used)
-
-
 def cmd_ops(args) -> int:
     """The operators micro-runtime runs on ``--target``, each with the tensor types it
     supports and the kernel library it comes from (``reference``, or ``cmsis-nn`` where a
@@ -649,6 +632,7 @@ def cmd_ops(args) -> int:
     (count of uses), the types it uses, which kernel runs it and whether it runs them."""
     from ..op_resolver import default_op_resolver
     from ..schema import op_name
+    from .resolver_code import operator_types, resolver_code
     target = get_target(args.target)
     resolver = default_op_resolver(target)
     if args.cpp:
@@ -656,7 +640,6 @@ def cmd_ops(args) -> int:
             raise InputError("--cpp needs a model: the resolver holds exactly its operators")
         if args.json:
             raise InputError("--json and --cpp: choose one output format")
-        from .resolver_code import resolver_code
         print(resolver_code(_load(args.model), target, _model_name(args.model)))
         return 0
     if args.model is None:

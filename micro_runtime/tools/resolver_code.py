@@ -62,6 +62,23 @@ RESOLVER_METHODS: Dict[str, str] = {
 LIBRARY_NAMES = {"reference": "reference kernel", "cmsis-nn": "CMSIS-NN kernel"}
 
 
+def operator_types(kernel, graph, op):
+    """(the combination of tensor types ``op`` of ``graph`` uses (a TypeCombo, or None
+    for an op without typed tensors), whether ``kernel`` runs it)."""
+    from kernels.base import Kernel
+    from ..schema import tensor_type_name
+
+    def name(i):
+        return None if i < 0 else tensor_type_name(graph.tensors[i].type).lower()
+    cls = kernel if kernel is not None and hasattr(kernel, "types_used") else Kernel
+    used = cls.types_used([name(i) for i in op.inputs], [name(i) for i in op.outputs])
+    if kernel is None:
+        return used, False
+    if not getattr(kernel, "supported_types", ()):
+        return used, True           # no declaration: nothing to check
+    return used, used is not None and kernel.supports_types(used)
+
+
 def resolver_code(model, target, model_name: str) -> str:
     """C++ declaring a ``MicroMutableOpResolver`` with exactly the operators of ``model``
     (first-use order) and a function registering them, each call commented with its
@@ -69,7 +86,6 @@ def resolver_code(model, target, model_name: str) -> str:
     a method get ``AddCustom(name, registration)`` to be completed by the user."""
     from ..op_resolver import library_kernel_class
     from ..schema import op_name
-    from .cli import operator_types
     uses: Dict[str, dict] = {}
     for sg in model.subgraphs:
         for op in sg.operators:
