@@ -299,7 +299,7 @@ def _output_paths(given: List[str], count: int) -> List[str]:
 
 
 def cmd_run(args) -> int:
-    from .arrays import dequantize_output, load_npy, quantize_input
+    from .arrays import dequantize_output, load_npy, quantize_input, sample_file_limit
     model = _load(args.model)
     main = model.main
     if len(args.input) != len(main.inputs):
@@ -307,7 +307,7 @@ def cmd_run(args) -> int:
     paths = _output_paths(list(args.output or []), len(main.outputs))
     it = _make_interpreter(model, args, args.arena_size, invoke=False)
     for i, path in enumerate(args.input):
-        value = load_npy(path, f"input {i}")
+        value = load_npy(path, f"input {i}", sample_file_limit(main.tensors[main.inputs[i]]))
         if args.quantize:
             value = quantize_input(value, main.tensors[main.inputs[i]], f"input {i}")
         it.set_input(value, i)

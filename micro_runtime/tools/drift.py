@@ -30,6 +30,10 @@ from ..op_resolver import OpResolver
 from ..targets import DEFAULT_TARGET
 
 #: ``--json`` keys of ``drift`` (stable).
+#: the most samples one drift run takes (input files or --seeds): each runs through two
+#: interpreters one at a time
+MAX_DRIFT_SAMPLES = 10000
+
 DRIFT_KEYS = ("model", "target", "interpreter", "precision", "clamp", "samples", "input_source", "seeds",
               "total_nodes", "delegated_nodes", "delegate_subsets", "rejected_nodes", "outputs")
 #: keys of each entry of ``outputs``.
@@ -148,8 +152,8 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
         if isinstance(src, np.ndarray):
             value = src
         else:
-            from .arrays import load_npy
-            value = load_npy(src, f"input {k}")
+            from .arrays import load_npy, sample_file_limit
+            value = load_npy(src, f"input {k}", sample_file_limit(spec, MAX_DRIFT_SAMPLES))
         if value.dtype != spec.dtype:
             raise InputError(f"input {k}: expected dtype {spec.dtype} but got {value.dtype} "
                              "(values are not cast)")
@@ -179,8 +183,10 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
     from ..delegates.float_delegate import FloatDelegate
     model = model if isinstance(model, Model) else load_model(model)
     delegate = FloatDelegate(precision, op_resolver, clamp=clamp)   # validates precision
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise InputError(f"seeds must be a positive number of samples, not {seeds!r}")
+    if (isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer))
+            or not 1 <= seeds <= MAX_DRIFT_SAMPLES):
+        raise InputError(f"seeds must be a number of samples from 1 to {MAX_DRIFT_SAMPLES}, "
+                         f"not {seeds!r}")
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     recording = interpreter == "recording"

@@ -102,13 +102,8 @@ def format_summary(summary: Dict, output_index: int) -> List[str]:
 
 def load_inputs(paths: Sequence[str]) -> List[np.ndarray]:
     """One ``.npy`` array per model input (samples on the first axis)."""
-    out = []
-    for k, path in enumerate(paths):
-        try:
-            out.append(np.load(path, allow_pickle=False))
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read input {k} from {path}: {e}") from None
-    return out
+    from .arrays import load_npy
+    return [load_npy(path, f"input {k}") for k, path in enumerate(paths)]
 
 
 def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Optional[int],
@@ -127,10 +122,8 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
                          "--inputs file(s)")
     labels = None
     if labels_path is not None:
-        try:
-            labels = np.load(labels_path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read labels from {labels_path}: {e}") from None
+        from .arrays import load_npy
+        labels = load_npy(labels_path, "labels")
         if not 0 <= output_index < len(evaluator.output_specs):
             raise InputError(f"--output-index {output_index}: the model has "
                              f"{len(evaluator.output_specs)} output(s)")
