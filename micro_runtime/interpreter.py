@@ -17,18 +17,24 @@ from typing import Callable, List, Optional, Union
 import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
-from arena.arena import Arena, min_arena_bytes
+from arena.arena import PROBE_ARENA_BYTES, Arena, min_arena_bytes
 
 from . import schema
 from ._blas import limit_blas_threads
 from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
-                     MicroRuntimeError, ModelError, TensorIndexError)
+                     LimitError, MicroRuntimeError, ModelError, TensorIndexError)
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
 from .targets import DEFAULT_TARGET, Target, get_target
 
 ErrorReporter = Callable[[str], None]
+
+#: the largest arena_size accepted (bytes, 2^40): far beyond any device; an arena takes
+#: host memory only for the bytes its model uses
+MAX_ARENA_BYTES = PROBE_ARENA_BYTES
+#: the largest alternate decompression memory (bytes): TFLM's size_t on 32-bit targets
+MAX_ALT_DECOMPRESSION_BYTES = (1 << 32) - 1
 
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
@@ -113,8 +119,10 @@ class MicroInterpreter:
         self.recording = bool(recording)
         if arena_size is None:
             arena_size = len(self.model.raw) * 10
-        if isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer)) or arena_size < 0:
-            raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
+        if (isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer))
+                or not 0 <= arena_size <= MAX_ARENA_BYTES):
+            raise InputError(f"arena_size must be a number of bytes from 0 to {MAX_ARENA_BYTES} "
+                             f"(2^40), not {arena_size!r}")
         self.arena_size = int(arena_size)
         self._guard = _Guard()
         #: optional callable(node, seconds) called after each operator's invoke
@@ -122,9 +130,10 @@ class MicroInterpreter:
         self.num_resource_variables = int(num_resource_variables)
         if (isinstance(alt_decompression_memory_size, bool)
                 or not isinstance(alt_decompression_memory_size, (int, np.integer))
-                or alt_decompression_memory_size < 0):
-            raise InputError(f"alt_decompression_memory_size must be a non-negative number of "
-                             f"bytes, not {alt_decompression_memory_size!r}")
+                or not 0 <= alt_decompression_memory_size <= MAX_ALT_DECOMPRESSION_BYTES):
+            raise InputError(f"alt_decompression_memory_size must be a number of bytes from 0 to "
+                             f"{MAX_ALT_DECOMPRESSION_BYTES} (2^32 - 1), not "
+                             f"{alt_decompression_memory_size!r}")
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
@@ -159,7 +168,13 @@ class MicroInterpreter:
             if self.alt_decompression_memory_size:
                 # MicroContext::SetDecompressionMemory keeps one size_t per region
                 self.allocator.allocate_persistent_buffer(self.target.sizeof("size_t"))
-                self.ctx.decompression_memory = bytearray(self.alt_decompression_memory_size)
+                # zero-filled on demand: pages no decompressed tensor touches cost nothing
+                try:
+                    self.ctx.decompression_memory = np.zeros(self.alt_decompression_memory_size, np.uint8)
+                except (MemoryError, ValueError):
+                    raise LimitError(f"this host cannot allocate the "
+                                     f"{self.alt_decompression_memory_size} bytes of the alternate "
+                                     "decompression memory", limit="host memory") from None
         except ArenaTooSmallError as e:
             self._report_once(e)
             raise self._with_min_arena(e) from None
@@ -202,14 +217,11 @@ class MicroInterpreter:
 
     # -------------------------------------------------------------- set up
     def _make_arena(self, size: int) -> Arena:
-        try:
-            if self.recording:
-                from recording.allocator import RecordingArena
-                return RecordingArena(size)
-            return Arena(size)
-        except (MemoryError, OverflowError):
-            raise InputError(f"arena_size {size} bytes: this host cannot allocate that much "
-                             "memory") from None
+        """The arena (bookkeeping; host memory is taken only for the bytes used)."""
+        if self.recording:
+            from recording.allocator import RecordingArena
+            return RecordingArena(size)
+        return Arena(size)
 
     def _make_allocator(self) -> MicroAllocator:
         if self.recording:
@@ -700,22 +712,16 @@ class MicroInterpreter:
         return min_arena_bytes(trace, upper_bound=max(1024, self.arena.stats.total_peak or 1024))
 
     def _trace_with_large_arena(self):
-        size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
-        for _ in range(6):
-            try:
-                probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
-                                         planner=self.planner, recording=self.recording,
-                                         num_resource_variables=self.num_resource_variables,
-                                         error_reporter=lambda m: None,
-                                         alt_decompression_memory_size=self.alt_decompression_memory_size)
-                probe.allocate_tensors()
-                probe.invoke()
-                return probe.arena.trace
-            except ArenaTooSmallError:
-                size *= 4
-                if size > (1 << 31):
-                    break
-        raise ArenaTooSmallError("the model does not fit in an arena of 2 GiB", 0, 0, 0)
+        """The allocation timeline (allocation and one invoke) in a nominal arena of
+        PROBE_ARENA_BYTES, which takes host memory only for the bytes used."""
+        probe = MicroInterpreter(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
+                                 planner=self.planner, recording=self.recording,
+                                 num_resource_variables=self.num_resource_variables,
+                                 error_reporter=lambda m: None,
+                                 alt_decompression_memory_size=self.alt_decompression_memory_size)
+        probe.allocate_tensors()
+        probe.invoke()
+        return probe.arena.trace
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:

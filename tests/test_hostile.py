@@ -139,3 +139,88 @@ def test_a_file_over_its_limit_is_refused_from_its_size(tmp_path):
                 "empty": "empty file", "npz": ".npz archive"}
     for case, outcome in result.items():
         assert outcome["status"] == 1 and expected[case.split()[1]] in outcome["error"], (case, outcome)
+
+
+# ------------------------------------------------------------------ offline plans
+def offline_plan_model(offset: int, tensor: int = 7) -> bytes:
+    """hello_world_int8 with one tensor (default #7, the first layer's output, 16 bytes)
+    at ``offset`` in an OfflineMemoryAllocation plan, every other tensor online."""
+    from micro_runtime import load_model
+    from micro_runtime.tools.optimizer import write_offline_plan
+    return write_offline_plan(load_model(model_path("hello_world_int8")), {tensor: offset})
+
+
+def test_offline_plans_are_checked_before_memory_is_touched(oracle):
+    """An offset TFLM cannot honour is a ModelError naming the tensor, on every surface
+    and whatever the arena: negative (other than -1, 'online'), ending beyond 2^31 - 1
+    (TFLM's int sum overflows), or any offset under the linear planner. TFLM refuses
+    the same models (its allocation fails)."""
+    from micro_runtime import MicroInterpreter, ModelError
+    from micro_runtime.api import Interpreter
+    from micro_runtime.tools.sizing import measure_arena
+    x = np.zeros((1, 1), np.int8)
+    cases = {"negative": (offline_plan_model(-64), "offline offset -64"),
+             "negative, end inside": (offline_plan_model(-2), "offline offset -2"),
+             "overflow": (offline_plan_model((1 << 31) - 16), r"beyond 2\^31 - 1")}
+    for name, (raw, words) in cases.items():
+        for arena in (1 << 12, 1 << 20, 1 << 30):
+            with pytest.raises(ModelError, match=words):
+                MicroInterpreter(raw, arena_size=arena, target="host64",
+                                 error_reporter=lambda m: None).allocate_tensors()
+        with pytest.raises(ModelError, match=words):
+            measure_arena(raw, "host64")
+        with pytest.raises(ModelError, match=words):
+            Interpreter.from_bytes(raw, error_reporter=lambda m: None)
+        if name != "negative, end inside":     # TFLM writes before its arena there
+            assert not oracle.run(raw, [x], arena_size=1 << 20).ok, name
+    raw = offline_plan_model(0)
+    with pytest.raises(ModelError, match="LinearMemoryPlanner"):
+        MicroInterpreter(raw, arena_size=1 << 16, planner="linear",
+                         error_reporter=lambda m: None).allocate_tensors()
+    assert not oracle.run(raw, [x], arena_size=1 << 16, preserve=True).ok
+
+
+def test_sizing_takes_no_more_host_memory_than_the_figure_it_reports(oracle, tmp_path):
+    """A valid offline offset far into the arena: the exact minimum is reported (TFLM
+    runs at that size and fails one byte below), while the sizing pass takes host memory
+    only for the bytes used: with an offset near 2 GiB, `size`, `info`, measure_arena and
+    min_arena_bytes() answer under a 1 GiB address-space limit. A model whose planned
+    tensors need more host memory than there is gets a LimitError, not a MemoryError."""
+    from micro_runtime.tools.sizing import measure_arena
+    mid = offline_plan_model(1 << 24)
+    need = measure_arena(mid, "host64").min_arena_bytes
+    x = np.zeros((1, 1), np.int8)
+    assert oracle.run(mid, [x], arena_size=need).ok and not oracle.run(mid, [x], arena_size=need - 1).ok
+    far = tmp_path / "far.tflite"
+    far.write_bytes(offline_plan_model((1 << 31) - 4096))
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    g = b.subgraph()
+    t = g.add_tensor("x", (1, 3 << 28), "FLOAT32")     # 3 GiB each
+    u = g.add_tensor("y", (1, 3 << 28), "FLOAT32")
+    g.add_operator("ADD", [t, t], [u], fused_activation_function=0)
+    g.inputs, g.outputs = [t], [u]
+    huge = tmp_path / "huge.tflite"
+    huge.write_bytes(b.build())
+    result = guarded(CLI_CALLS + f"""
+    import resource
+    from micro_runtime import MicroInterpreter, MicroRuntimeError
+    from micro_runtime.tools.sizing import measure_arena
+    out = {{"size": cli("size", {str(far)!r}, "--target", "host64", "--json"),
+           "info": cli("info", {str(far)!r}, "--target", "host64", "--json")}}
+    out["measure"] = measure_arena({str(far)!r}, "host64").min_arena_bytes
+    it = MicroInterpreter({str(far)!r}, arena_size=1 << 16, target="host64", recording=True,
+                          error_reporter=lambda m: None)
+    out["min_arena_bytes"] = it.min_arena_bytes()
+    try:
+        measure_arena({str(huge)!r}, "host64")
+        out["huge"] = "sized"
+    except MicroRuntimeError as e:
+        out["huge"] = type(e).__name__ + ": " + str(e)
+    out["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps(out))
+    """, limit_as=1 << 30)
+    assert result["size"]["status"] == 0 and result["info"]["status"] == 0, result
+    assert result["measure"] == result["min_arena_bytes"] == 2147481040
+    assert result["huge"].startswith("LimitError: this host cannot allocate"), result["huge"]
+    assert result["peak_kib"] < 400 * 1024

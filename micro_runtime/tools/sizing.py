@@ -17,7 +17,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from arena.arena import min_arena_bytes, replay
+from arena.arena import PROBE_ARENA_BYTES, min_arena_bytes, replay
 
 from ..interpreter import MicroInterpreter
 from ..model import Model, load_model
@@ -69,26 +69,17 @@ class ArenaSize:
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
            planner: str, alt_decompression_memory_size: int = 0) -> MicroInterpreter:
+    """The model allocated and invoked once in a nominal arena of PROBE_ARENA_BYTES:
+    the arena takes host memory only for the bytes the model uses, so the pass costs no
+    more than the minimum it measures (see :mod:`arena.arena`)."""
     from ..api import count_resource_variables
-    size = max(len(model.raw) * 10, 1 << 20)
-    last_error = None
-    for _ in range(8):
-        it = MicroInterpreter(model, resolver, size, target=target, recording=recording,
-                              planner=planner, num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None,
-                              alt_decompression_memory_size=alt_decompression_memory_size)
-        try:
-            it.allocate_tensors()
-        except Exception as e:  # noqa: BLE001 - retried with a larger arena if too small
-            from ..errors import ArenaTooSmallError
-            if not isinstance(e, ArenaTooSmallError):
-                raise
-            last_error = e
-            size *= 4
-            continue
-        it.invoke()
-        return it
-    raise last_error
+    it = MicroInterpreter(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
+                          planner=planner, num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None,
+                          alt_decompression_memory_size=alt_decompression_memory_size)
+    it.allocate_tensors()
+    it.invoke()
+    return it
 
 
 def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = DEFAULT_TARGET,
