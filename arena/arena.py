@@ -241,7 +241,11 @@ class Arena:
         return self._temp_count == 0 and self._temp_checksum == 0
 
     def reset_temp(self) -> None:
-        """Drop every temporary; all of them must have been deallocated."""
+        """Drop every temporary; all of them must have been deallocated. A reset with
+        nothing to drop changes nothing and is not traced (loops reset after every node)."""
+        if self._temp_count == 0 and self._temp_checksum == 0 and self.temp == self.head:
+            self._critical.clear()
+            return
         if self.tracing:
             self.trace.append((RESET_TEMP,))
         if not self.all_temp_deallocated():
@@ -249,6 +253,14 @@ class Arena:
                 f"internal error: {self._temp_count} temporary buffer(s) still allocated "
                 "when the temporaries were reset (a kernel did not release a temp tensor)")
         self.temp = self.head
+        self._critical.clear()
+
+    def abandon_temporaries(self) -> None:
+        """Drop every temporary without the checks of :meth:`reset_temp` (after a run
+        that did not finish: an interrupt or an error inside a kernel). Not traced."""
+        self.temp = self.head
+        self._temp_count = 0
+        self._temp_checksum = 0
         self._critical.clear()
 
     def resize_head(self, size: int, alignment: int) -> int:

@@ -8,9 +8,11 @@ true: state -> body inputs, run the body, body outputs -> state, state -> condit
 inputs, run the condition.
 
 Refused where TFLM would read garbage: a condition subgraph whose first output is not
-a one-element BOOL tensor. A loop that runs more than ``ctx.max_while_iterations``
-times (default 2**20; set ``interpreter.max_while_iterations = None`` for no limit)
-fails instead of hanging.
+a one-element BOOL tensor. Every iteration is counted (``ctx.count_loop_iteration``):
+past the interpreter's ``max_loop_iterations`` for one invoke (all loops together) the
+invoke ends with a LimitError instead of running forever as TFLM does. Sizing passes
+always have such a bound (:data:`micro_runtime.limits.SIZING_LOOP_ITERATIONS`); a
+plain invoke has none unless one is set.
 """
 from __future__ import annotations
 
@@ -70,14 +72,9 @@ class While(Kernel):
         for k, (src, dst) in enumerate(zip(inputs, state)):
             copy_tensor(ctx, dst, src, f"input {k} -> output {k}")
         flag = ctx.subgraph_outputs(cond)[0]
-        limit = ctx.max_while_iterations
         ctx.invoke_subgraph(cond)
-        iterations = 0
         while bool(flag.data.reshape(-1)[0]):
-            if limit is not None and iterations >= limit:
-                raise ctx.error(f"the loop did not end after {iterations} iterations (the limit "
-                                "is the interpreter's max_while_iterations; TFLM would go on)")
-            iterations += 1
+            ctx.count_loop_iteration()
             copy_to_subgraph_inputs(ctx, state, body, "output")
             ctx.invoke_subgraph(body)
             copy_from_subgraph_outputs(ctx, node, body)

@@ -26,6 +26,7 @@ from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, Kern
                      LimitError, MicroRuntimeError, ModelError, TensorIndexError)
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
+from .limits import INVOKE_LOOP_ITERATIONS, SIZING_LOOP_ITERATIONS, check_loop_iterations
 from .targets import DEFAULT_TARGET, Target, get_target
 
 ErrorReporter = Callable[[str], None]
@@ -100,15 +101,22 @@ class MicroInterpreter:
     reach the caller as exceptions. ``alt_decompression_memory_size``: bytes of a memory
     outside the arena for decompressed tensors (TFLM's SetDecompressionMemory, as the
     tflite-micro package's argument of that name): DECODE outputs and compressed weights
-    go there when they fit instead of into the arena.
+    go there when they fit instead of into the arena. ``max_loop_iterations``: WHILE
+    iterations one invoke may run, all loops together (None, the default: no bound, as
+    TFLM; an invoke stays interruptible with Ctrl-C); past it the invoke raises
+    :class:`LimitError`. The interpreter's own sizing passes (:meth:`min_arena_bytes`,
+    the size that works in an ArenaTooSmallError, :meth:`resize_input_tensor`) use it
+    too, or :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS` when it is None.
     """
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
-                 alt_decompression_memory_size: int = 0):
+                 alt_decompression_memory_size: int = 0,
+                 max_loop_iterations: Optional[int] = INVOKE_LOOP_ITERATIONS):
         limit_blas_threads()
+        self._max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
         self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(self.target)
@@ -165,6 +173,7 @@ class MicroInterpreter:
                 self.resource_variables = MicroResourceVariables.create(
                     self.allocator, self.num_resource_variables)
             self.ctx = KernelContext(self)
+            self.ctx.loop_budget = self._max_loop_iterations
             if self.alt_decompression_memory_size:
                 # MicroContext::SetDecompressionMemory keeps one size_t per region
                 self.allocator.allocate_persistent_buffer(self.target.sizeof("size_t"))
@@ -216,6 +225,19 @@ class MicroInterpreter:
             self.delegates.append(delegate)
 
     # -------------------------------------------------------------- set up
+    @property
+    def max_loop_iterations(self) -> Optional[int]:
+        """WHILE iterations one invoke may run, all loops together (None: no bound)."""
+        return self._max_loop_iterations
+
+    @max_loop_iterations.setter
+    def max_loop_iterations(self, value: Optional[int]) -> None:
+        self._max_loop_iterations = check_loop_iterations(value)
+        self.ctx.loop_budget = self._max_loop_iterations
+
+    #: the earlier name of :attr:`max_loop_iterations`
+    max_while_iterations = max_loop_iterations
+
     def _make_arena(self, size: int) -> Arena:
         """The arena (bookkeeping; host memory is taken only for the bytes used)."""
         if self.recording:
@@ -461,14 +483,32 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
+            self.ctx.loop_iterations = 0
+            trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
-            with np.errstate(all="ignore"):
-                status = self._invoke_subgraph(0)
+            try:
+                with np.errstate(all="ignore"):
+                    status = self._invoke_subgraph(0)
+            except BaseException:
+                # interrupted (Ctrl-C) or failed part-way: drop what the unfinished run left
+                # in the arena's bookkeeping, so the interpreter can invoke again
+                self._abandon_invoke(trace_length)
+                raise
             if not self._invoked and status == STATUS_OK:
                 # one whole invoke completes the allocation timeline; later ones repeat it
                 self._invoked = True
                 self.arena.tracing = False
             return status
+
+    def _abandon_invoke(self, trace_length: int) -> None:
+        """After an invoke that did not finish: its temporaries are dropped, the
+        decompression memory is reset, and an unfinished first invoke leaves no partial
+        entries in the allocation timeline (the next complete invoke records it)."""
+        self.arena.abandon_temporaries()
+        self.ctx.reset_decompression_memory()
+        self.ctx.subgraph_index, self.ctx.node = 0, None
+        if not self._invoked:
+            del self.arena.trace[trace_length:]
 
     def invoke_subgraph(self, index: int) -> int:
         """Run subgraph ``index`` (used by control-flow kernels while invoking); returns
@@ -714,11 +754,16 @@ class MicroInterpreter:
     def _trace_with_large_arena(self):
         """The allocation timeline (allocation and one invoke) in a nominal arena of
         PROBE_ARENA_BYTES, which takes host memory only for the bytes used."""
+        bound = self._max_loop_iterations
         probe = MicroInterpreter(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
                                  planner=self.planner, recording=self.recording,
                                  num_resource_variables=self.num_resource_variables,
                                  error_reporter=lambda m: None,
-                                 alt_decompression_memory_size=self.alt_decompression_memory_size)
+                                 alt_decompression_memory_size=self.alt_decompression_memory_size,
+                                 max_loop_iterations=SIZING_LOOP_ITERATIONS if bound is None else bound)
+        probe.ctx.loop_budget_hint = ("the interpreter's sizing pass allows "
+                                      f"{probe.max_loop_iterations}; set max_loop_iterations to "
+                                      "allow more")
         probe.allocate_tensors()
         probe.invoke()
         return probe.arena.trace

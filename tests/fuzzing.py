@@ -322,3 +322,50 @@ def _run_cli(data: bytes, command: str) -> tuple:
         return "cli-error", err.getvalue().strip()[:200]
     finally:
         os.unlink(path)
+
+
+def loop_model(outer: Optional[int] = None, inner: Optional[int] = None) -> bytes:
+    """A WHILE over one int32 counter (the model input): the loop runs while the counter
+    is below ``outer`` (None: forever, its condition is EQUAL(i, i)), the body adds 1;
+    with ``inner`` the body also runs an inner WHILE of ``inner`` iterations (from 0),
+    so the model runs outer + outer x inner iterations in all on a zero input."""
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    m = b.subgraph("main")
+    i = m.add_tensor("i", (), "INT32")
+    o = m.add_tensor("o", (), "INT32")
+    m.add_operator("WHILE", [i], [o], cond_subgraph_index=1, body_subgraph_index=2)
+    m.inputs, m.outputs = [i], [o]
+
+    def counting(cond_index: int, limit: Optional[int]) -> None:
+        c = b.subgraph("cond")
+        x = c.add_tensor("x", (), "INT32")
+        flag = c.add_tensor("flag", (), "BOOL")
+        if limit is None:
+            c.add_operator("EQUAL", [x, x], [flag])
+        else:
+            n = c.add_tensor("n", (), "INT32", data=np.array(limit, np.int32))
+            c.add_operator("LESS", [x, n], [flag])
+        c.inputs, c.outputs = [x], [flag]
+
+    counting(1, outer)
+    g = b.subgraph("body")
+    x = g.add_tensor("x", (), "INT32")
+    one = g.add_tensor("one", (), "INT32", data=np.array(1, np.int32))
+    y = g.add_tensor("y", (), "INT32")
+    g.add_operator("ADD", [x, one], [y], fused_activation_function=0)
+    if inner is not None:
+        zero = g.add_tensor("zero", (), "INT32")
+        done = g.add_tensor("done", (), "INT32")
+        g.add_operator("SUB", [x, x], [zero], fused_activation_function=0)
+        g.add_operator("WHILE", [zero], [done], cond_subgraph_index=3, body_subgraph_index=4)
+    g.inputs, g.outputs = [x], [y]
+    if inner is not None:
+        counting(3, inner)
+        h = b.subgraph("inner body")
+        x = h.add_tensor("x", (), "INT32")
+        one = h.add_tensor("one", (), "INT32", data=np.array(1, np.int32))
+        y = h.add_tensor("y", (), "INT32")
+        h.add_operator("ADD", [x, one], [y], fused_activation_function=0)
+        h.inputs, h.outputs = [x], [y]
+    return b.build()

@@ -46,7 +46,8 @@ def test_an_operator_writing_a_constant_runs_sample_by_sample():
 
 
 def test_host_memory_limits_are_clear_errors():
-    with pytest.raises(InputError, match="cannot allocate"):
+    # an arena takes host memory only for the bytes used; its size has a documented range
+    with pytest.raises(InputError, match=r"arena_size must be a number of bytes from 0 to 1099511627776"):
         MicroInterpreter(_relu_model(), arena_size=1 << 60, target="host64")
     b = ModelBuilder()
     g = b.subgraph()

@@ -224,3 +224,164 @@ def test_sizing_takes_no_more_host_memory_than_the_figure_it_reports(oracle, tmp
     assert result["measure"] == result["min_arena_bytes"] == 2147481040
     assert result["huge"].startswith("LimitError: this host cannot allocate"), result["huge"]
     assert result["peak_kib"] < 400 * 1024
+
+
+# ------------------------------------------------------------------------- loops
+def test_sizing_paths_bound_the_loop_iterations(tmp_path):
+    """A WHILE whose condition is always true (TFLM loops forever) ends every sizing path
+    with a LimitError naming the op and the bound: measure_arena, min_arena_bytes(), the
+    size that works in an ArenaTooSmallError (then unknown), and size / info / audit /
+    plan. The bound counts every loop of one invoke together: nested loops of 200 x 200
+    iterations pass any per-loop bound but not the total. --max-loop-iterations and
+    measure_arena(max_loop_iterations=...) change it."""
+    from tests.fuzzing import loop_model
+    forever, nested, small = tmp_path / "forever.tflite", tmp_path / "nested.tflite", tmp_path / "small.tflite"
+    forever.write_bytes(loop_model(None))
+    nested.write_bytes(loop_model(200, 200))
+    small.write_bytes(loop_model(30, 30))          # 930 iterations
+    result = guarded(CLI_CALLS + f"""
+    from micro_runtime import ArenaTooSmallError, LimitError, MicroInterpreter
+    from micro_runtime.tools.sizing import measure_arena
+    out = {{}}
+    for name in ("forever", "nested"):
+        path = {{"forever": {str(forever)!r}, "nested": {str(nested)!r}}}[name]
+        try:
+            measure_arena(path, "host64")
+            out["measure " + name] = "sized"
+        except LimitError as e:
+            out["measure " + name] = str(e)
+    it = MicroInterpreter({str(forever)!r}, arena_size=1 << 16, target="host64", error_reporter=lambda m: None)
+    try:
+        it.min_arena_bytes()
+    except LimitError as e:
+        out["min_arena_bytes"] = str(e)
+    try:
+        MicroInterpreter({str(forever)!r}, arena_size=64, target="host64",
+                         error_reporter=lambda m: None).allocate_tensors()
+    except ArenaTooSmallError as e:
+        out["too small"] = e.min_arena_bytes
+    for verb in ("size", "info", "audit", "plan"):
+        out[verb] = cli(verb, {str(forever)!r}, "--target", "host64")
+    out["size small"] = cli("size", {str(small)!r}, "--target", "host64")
+    out["size small bounded"] = cli("size", {str(small)!r}, "--target", "host64", "--max-loop-iterations", "500")
+    out["measure small bounded"] = measure_arena({str(small)!r}, "host64", max_loop_iterations=930).min_arena_bytes
+    print(json.dumps(out))
+    """, timeout=200)
+    for key in ("measure forever", "measure nested", "min_arena_bytes"):
+        assert result[key].startswith("WHILE (operator #") and "10000 iterations" in result[key], result[key]
+    assert result["too small"] is None
+    for verb in ("size", "info", "audit", "plan"):
+        outcome = result[verb]
+        if verb == "info":      # info reports what it could not measure and goes on
+            assert outcome["status"] == 0, outcome
+        else:
+            assert outcome["status"] == 1 and "10000 iterations" in outcome["error"], (verb, outcome)
+            assert outcome["error"].count("\n") == 0
+    assert result["size small"]["status"] == 0
+    assert result["size small bounded"]["status"] == 1 and "500 iterations" in result["size small bounded"]["error"]
+    assert result["measure small bounded"] > 0
+
+
+def test_invoke_follows_tflm_but_stays_interruptible(tmp_path):
+    """run / invoke have no loop bound by default (TFLM's behaviour): Ctrl-C (SIGINT)
+    ends `run` with one line 'error: interrupted' and status 130, and an interpreter
+    whose invoke was interrupted invokes again correctly. --max-loop-iterations /
+    max_loop_iterations set a bound (LimitError, status 1)."""
+    import signal
+    import time
+    from tests.fuzzing import loop_model
+    forever = tmp_path / "forever.tflite"
+    forever.write_bytes(loop_model(None))
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((), np.int32))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = [sys.executable, "-m", "micro_runtime", "run", str(forever), "--input", str(x),
+           "--arena-size", "65536", "--target", "host64"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4)
+        assert proc.poll() is None, proc.communicate()      # still looping, as TFLM
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and err == "error: interrupted\n", (proc.returncode, err)
+    bounded = subprocess.run(cmd + ["--max-loop-iterations", "100"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert bounded.returncode == 1 and "ran 100 iterations" in bounded.stderr, bounded.stderr
+    assert bounded.stderr.count("\n") == 1
+    # the API: an interrupted invoke leaves the interpreter usable
+    from micro_runtime import LimitError, MicroInterpreter
+    counting = loop_model(1_000_000)
+    it = MicroInterpreter(counting, arena_size=1 << 16, target="host64")
+    it.allocate_tensors()
+    it.set_input(np.array(0, np.int32))
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            it.invoke()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    it.set_input(np.array(999_990, np.int32))
+    it.invoke()
+    assert int(it.output(0)) == 1_000_000
+    clean = MicroInterpreter(counting, arena_size=1 << 16, target="host64")
+    clean.allocate_tensors()
+    clean.set_input(np.array(999_990, np.int32))
+    clean.invoke()
+    assert it.min_arena_bytes() == clean.min_arena_bytes()
+    it.max_loop_iterations = 5
+    with pytest.raises(LimitError, match="ran 5 iterations"):
+        it.invoke()
+
+
+# ------------------------------------------------------------------ option ranges
+def test_every_numeric_option_has_a_range(tmp_path):
+    """A numeric option outside its documented range is one line on stderr and status 1,
+    checked before any work (never a MemoryError, OverflowError or numpy's ValueError):
+    plan --width 10^9 once asked for a 10^9-character chart, bench --seed -1 reached
+    numpy, --alt-decompression-memory 2^70 a bytearray. The range is in each option's
+    --help."""
+    model = model_path("hello_world_float")
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros((3, 1), np.float32))
+    out = str(tmp_path / "o.tflite")
+    big = str(1 << 70)
+    bad = [
+        ("plan", model, "--width", "1000000000"), ("plan", model, "--width", "5"),
+        ("bench", model, "--seed", "-1"), ("bench", model, "--seed", big),
+        ("bench", model, "--num_runs", "1000000000000"), ("bench", model, "--warmup_runs", "-1"),
+        ("size", model, "--alt-decompression-memory", big), ("size", model, "--alt-decompression-memory", "-1"),
+        ("audit", model, "--arena-size", big), ("run", model, "--arena-size", "-5", "--input", str(x)),
+        ("eval", model, "--inputs", str(x), "--batch", "0"),
+        ("eval", model, "--inputs", str(x), "--batch", "1000000000000"),
+        ("eval", model, "--inputs", str(x), "--output-index", big),
+        ("drift", model, "--seeds", "1000000000"),
+        ("size", model, "--max-loop-iterations", "-1"), ("run", model, "--max-loop-iterations", big),
+        ("optimize", model, "-o", out, "--budget", "nan"), ("optimize", model, "-o", out, "--budget", "inf"),
+        ("optimize", model, "-o", out, "--patches", "--time-limit", "inf"),
+        ("optimize", model, "-o", out, "--patches", "--max-stages", "1000000000"),
+        ("optimize", model, "-o", out, "--patches", "--refine-moves", "-1"),
+    ]
+    result = guarded(CLI_CALLS + f"""
+    print(json.dumps([cli(*args) for args in {bad!r}]))
+    """, limit_as=2 << 30, timeout=300)
+    for args, outcome in zip(bad, result):
+        option = next(a for a in args if a.startswith("--") and a not in ("--input", "--inputs", "--patches"))
+        assert outcome["status"] == 1, (args, outcome)
+        assert outcome["error"].count("\n") == 0 and option in outcome["error"], (args, outcome)
+    import contextlib
+    import io
+    from micro_runtime.tools.cli import main
+    for verb, option in (("plan", "--width"), ("bench", "--seed"), ("size", "--max-loop-iterations")):
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text), pytest.raises(SystemExit):
+            main([verb, "--help"])
+        help_text = " ".join(text.getvalue().split())
+        assert "[range:" in help_text.rsplit(option, 1)[1].split(" --", 1)[0], (verb, option)

@@ -108,7 +108,8 @@ def load_inputs(paths: Sequence[str]) -> List[np.ndarray]:
 
 def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Optional[int],
                    stream: bool, labels_path: Optional[str] = None, output_index: int = 0,
-                   progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1) -> Dict:
+                   progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1,
+                   max_loop_iterations: Optional[int] = None) -> Dict:
     """Everything ``micro-runtime eval`` reports, as a dictionary (the output arrays
     themselves under ``arrays``). ``progress(done, total)`` follows the samples;
     ``jobs``: worker processes (0: one per processor)."""
@@ -116,7 +117,8 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
     inputs = load_inputs(input_paths)
     samples = inputs[0].shape[0] if inputs and inputs[0].ndim else None
     evaluator = Evaluator(model, target=target, batch=batch, stream=stream,
-                          samples=samples_per_job(samples, jobs))
+                          samples=samples_per_job(samples, jobs),
+                          max_loop_iterations=max_loop_iterations)
     if len(inputs) != len(evaluator.input_specs):
         raise InputError(f"the model has {len(evaluator.input_specs)} input(s); got {len(inputs)} "
                          "--inputs file(s)")

@@ -19,7 +19,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from arena.arena import PROBE_ARENA_BYTES, min_arena_bytes, replay
 
+from ..errors import InputError
 from ..interpreter import MicroInterpreter
+from ..limits import SIZING_LOOP_ITERATIONS, check_loop_iterations
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
 from ..targets import DEFAULT_TARGET, Target, get_target
@@ -68,15 +70,20 @@ class ArenaSize:
 
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
-           planner: str, alt_decompression_memory_size: int = 0) -> MicroInterpreter:
+           planner: str, alt_decompression_memory_size: int = 0,
+           max_loop_iterations: Optional[int] = SIZING_LOOP_ITERATIONS) -> MicroInterpreter:
     """The model allocated and invoked once in a nominal arena of PROBE_ARENA_BYTES:
     the arena takes host memory only for the bytes the model uses, so the pass costs no
-    more than the minimum it measures (see :mod:`arena.arena`)."""
+    more than the minimum it measures (see :mod:`arena.arena`). Its loops may run
+    ``max_loop_iterations`` iterations in all (LimitError past that)."""
     from ..api import count_resource_variables
     it = MicroInterpreter(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
                           planner=planner, num_resource_variables=count_resource_variables(model),
                           error_reporter=lambda m: None,
-                          alt_decompression_memory_size=alt_decompression_memory_size)
+                          alt_decompression_memory_size=alt_decompression_memory_size,
+                          max_loop_iterations=max_loop_iterations)
+    it.ctx.loop_budget_hint = (f"the sizing pass allows {max_loop_iterations} "
+                               "(--max-loop-iterations N, or measure_arena(max_loop_iterations=N))")
     it.allocate_tensors()
     it.invoke()
     return it
@@ -84,18 +91,25 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
 
 def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = DEFAULT_TARGET,
                   op_resolver: Optional[OpResolver] = None, recording: bool = True,
-                  planner: str = "greedy", alt_decompression_memory_size: int = 0) -> ArenaSize:
+                  planner: str = "greedy", alt_decompression_memory_size: int = 0,
+                  max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> ArenaSize:
     """Exact arena figures for ``model`` on ``target`` (allocation + one invoke on zeros):
     the breakdown for the RecordingMicroAllocator (``recording``) or the plain
     MicroAllocator, and both minimums. ``alt_decompression_memory_size``: bytes of memory
-    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none."""
+    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none.
+    ``max_loop_iterations``: WHILE iterations the invoke may run in all (default
+    :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS`); a model whose loops run longer
+    on zeros gets a :class:`~micro_runtime.errors.LimitError` (TFLM would run on)."""
     model = model if isinstance(model, Model) else load_model(model)
     target = get_target(target)
+    if max_loop_iterations is None:
+        raise InputError("max_loop_iterations: a sizing pass needs a bound (a number of iterations)")
+    max_loop_iterations = check_loop_iterations(max_loop_iterations)
     minimums = {}
     chosen = None
     for with_recording in (recording, not recording):
         it = _probe(model, target, op_resolver, with_recording, planner,
-                    alt_decompression_memory_size)
+                    alt_decompression_memory_size, max_loop_iterations)
         minimums[with_recording] = min_arena_bytes(it.arena.trace, upper_bound=it.arena.stats.total_peak or 1024)
         if chosen is None:
             chosen = replay(it.arena.trace, minimums[with_recording])
@@ -133,14 +147,16 @@ SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "
              "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes")
 
 
-def size_model_file(path: str, target: str, interpreter: str = "recording") -> dict:
+def size_model_file(path: str, target: str, interpreter: str = "recording",
+                    max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> dict:
     """The ``size`` record of the model file at ``path``, plus ``path`` and ``error``
     (None, or the one-line message of a MicroRuntimeError / OSError: one bad model
     does not stop a sweep)."""
     from ..errors import MicroRuntimeError
     row = {"path": path, "model": os.path.basename(path)}
     try:
-        result = measure_arena(path, target, recording=interpreter == "recording")
+        result = measure_arena(path, target, recording=interpreter == "recording",
+                               max_loop_iterations=max_loop_iterations)
     except (MicroRuntimeError, OSError) as e:
         return {**{k: None for k in SIZE_KEYS}, **row, "target": target, "interpreter": interpreter,
                 "error": str(e)}
@@ -163,13 +179,14 @@ def model_files(paths: Iterable[str]) -> List[str]:
 
 
 def size_many(paths: Sequence[str], target: str, interpreter: str = "recording", jobs: int = 1,
-              on_done: Optional[Callable[[dict], None]] = None) -> List[dict]:
+              on_done: Optional[Callable[[dict], None]] = None,
+              max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> List[dict]:
     """One :func:`size_model_file` row per model, in the order of ``paths``; ``jobs`` worker
     processes. ``on_done(row)`` is called as each model finishes (for progress)."""
     rows: Dict[int, dict] = {}
     if jobs <= 1 or len(paths) <= 1:
         for k, path in enumerate(paths):
-            rows[k] = size_model_file(path, target, interpreter)
+            rows[k] = size_model_file(path, target, interpreter, max_loop_iterations)
             if on_done:
                 on_done(rows[k])
     else:
@@ -181,7 +198,8 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
         size = max(1, len(paths) // (4 * jobs))
         chunks = [range(k, min(k + size, len(paths))) for k in range(0, len(paths), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter): chunk
+            futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter,
+                                   max_loop_iterations): chunk
                        for chunk in chunks}
             for future in as_completed(futures):
                 for k, row in zip(futures[future], future.result()):
@@ -191,9 +209,10 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
     return [rows[k] for k in range(len(paths))]
 
 
-def _size_chunk(paths: Sequence[str], target: str, interpreter: str) -> List[dict]:
+def _size_chunk(paths: Sequence[str], target: str, interpreter: str,
+                max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> List[dict]:
     """:func:`size_model_file` for each path (one worker task)."""
-    return [size_model_file(path, target, interpreter) for path in paths]
+    return [size_model_file(path, target, interpreter, max_loop_iterations) for path in paths]
 
 
 def c_snippet(model_name: str, result: ArenaSize) -> str:
