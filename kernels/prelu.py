@@ -52,8 +52,7 @@ class Prelu(Kernel):
 
     def prepare(self, ctx, node):
         p = node.user_data
-        if len(node.inputs) != 2 or len(node.outputs) != 1:
-            raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+        ctx.check_counts(node, 2, 1)
         inp = ctx.required_input(node, 0, "the input tensor")
         alpha = ctx.required_input(node, 1, "the alpha tensor")
         out = ctx.required_output(node, 0, "the output tensor")
@@ -95,7 +94,7 @@ class Prelu(Kernel):
 
     def invoke(self, ctx, node):
         p = node.user_data
-        x, alpha = node.input_arrays
+        x, alpha = node.input_arrays[:2]
         y = node.output_arrays[0]
         if x.dtype == np.float32:
             with np.errstate(all="ignore"):

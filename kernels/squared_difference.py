@@ -106,7 +106,7 @@ class SquaredDifference(Kernel):
         ctx.release(in1, in2, out)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             d = math_for(ctx.target).sub(x1, x2)      # the build's NaN rules

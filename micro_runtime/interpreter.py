@@ -18,6 +18,7 @@ import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
 from arena.arena import PROBE_ARENA_BYTES, Arena, min_arena_bytes
+from kernels.internal.quantization import c_semantics
 
 from . import schema
 from ._blas import limit_blas_threads
@@ -317,7 +318,8 @@ class MicroInterpreter:
             raise
 
     def _allocate(self) -> None:
-        with np.errstate(all="ignore"):
+        from kernels.internal.quantization import c_semantics
+        with np.errstate(all="ignore"), c_semantics(self.target.cpu):
             self._allocate_steps()
 
     def _allocate_steps(self) -> None:
@@ -357,6 +359,7 @@ class MicroInterpreter:
                 ctx.node = node
                 before = self.arena.persistent_used_bytes
                 try:
+                    self._check_writable_outputs(sg, node)
                     node.registration.prepare(ctx, node)
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "prepare")
@@ -391,6 +394,17 @@ class MicroInterpreter:
         ctx.state = INVOKE
         self._allocated = True
         self._reset()
+
+    def _check_writable_outputs(self, sg: SubgraphAllocation, node) -> None:
+        """An operator output that is a constant tensor of the model: TFLM's kernel would
+        write its results into the model's buffer (read-only flash on a device); refused
+        before the kernel's prepare."""
+        for k, t in enumerate(node.outputs):
+            if 0 <= t < len(sg.tensors) and sg.tensors[t].is_constant:
+                raise self.ctx.error(
+                    f"output {k} ({sg.tensors[t].spec.describe()}) is a constant tensor of the "
+                    "model: its values are the model's, and TFLM's kernel would write its "
+                    "results into the model's buffer (read-only flash on a device)")
 
     def _check_compressed_inputs(self, s: int, sg: SubgraphAllocation, node) -> None:
         """A COMPRESSION_METADATA tensor read by a kernel that does not decompress it:
@@ -487,7 +501,7 @@ class MicroInterpreter:
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
             try:
-                with np.errstate(all="ignore"):
+                with np.errstate(all="ignore"), c_semantics(self.target.cpu):
                     status = self._invoke_subgraph(0)
             except BaseException:
                 # interrupted (Ctrl-C) or failed part-way: drop what the unfinished run left
@@ -637,6 +651,8 @@ class MicroInterpreter:
         return self._index_by_name(name, self.model.subgraphs[0].outputs, "output")
 
     def _index_by_name(self, name: str, indices, kind: str) -> int:
+        if not isinstance(name, str):
+            raise InputError(f"a model {kind} name must be a string, not {name!r}")
         tensors = self.model.subgraphs[0].tensors
         for k, t in enumerate(indices):
             if tensors[t].name == name:
@@ -718,6 +734,9 @@ class MicroInterpreter:
         """The data of any tensor (constant data, or its arena view). With the greedy
         planner an intermediate tensor's memory is reused by later tensors."""
         self._require_allocated()
+        for what, value in (("tensor index", index), ("subgraph index", subgraph)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InputError(f"{what} must be an integer, not {value!r}")
         if not 0 <= subgraph < len(self.subgraphs):
             raise TensorIndexError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
         tensors = self.subgraphs[subgraph].tensors

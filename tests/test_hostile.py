@@ -385,3 +385,117 @@ def test_every_numeric_option_has_a_range(tmp_path):
             main([verb, "--help"])
         help_text = " ".join(text.getvalue().split())
         assert "[range:" in help_text.rsplit(option, 1)[1].split(" --", 1)[0], (verb, option)
+
+
+# ------------------------------------------------------------- kernels in prepare
+RAW_IN_KERNEL = __import__("re").compile(r"failed to (prepare|invoke): [A-Za-z]*(Error|Exception)")
+
+#: (op, variant) whose TFLM run is undefined, so we refuse it although the package's
+#: process survives: TFLM reads output 0 of a node without outputs, or writes outputs
+#: whose sizes do not add up to what the op computes
+UNDEFINED_COUNTS = {("CONCATENATION", "+input"), ("CONCATENATION", "-input"),
+                    ("SPLIT", "+output"), ("SPLIT", "-output"), ("SPLIT_V", "+output"),
+                    ("SPLIT_V", "-output"), ("UNPACK", "+output"), ("UNPACK", "-output")}
+
+
+def test_operator_input_and_output_counts_as_tflm(oracle):
+    """Every registered op with one input or output more or fewer than its valid model
+    (tests/count_cases.py): where TFLM runs it with defined results we run it with the
+    same outputs (extra inputs / outputs ignored as TFLM ignores them); where TFLM refuses
+    (or its result is undefined) we refuse in prepare with a MicroRuntimeError in our
+    own words: never a Python error from inside a kernel."""
+    from micro_runtime import MicroInterpreter, MicroRuntimeError, load_model
+    from micro_runtime.api import count_resource_variables
+    from tests.count_cases import all_variants
+    variants = all_variants()
+    theirs = oracle.run_batch([dict(model=m, inputs=i, arena_size=1 << 18, lines=False, log=True)
+                               for _, _, m, i in variants])
+    wrong = []
+    for (op, kind, model, inputs), tflm in zip(variants, theirs):
+        outputs = len(load_model(model).main.outputs) - (kind == "+output")
+        try:
+            it = MicroInterpreter(model, arena_size=1 << 18, target="host64",
+                                  num_resource_variables=count_resource_variables(load_model(model)),
+                                  error_reporter=lambda m: None)
+            it.allocate_tensors()
+            for k, x in enumerate(inputs):
+                it.set_input(x, k)
+            it.invoke()
+            ours, error = [np.array(it.output(k)) for k in range(outputs)], None
+        except MicroRuntimeError as e:
+            ours, error = None, str(e)
+        if error is not None and RAW_IN_KERNEL.search(error):
+            wrong.append(f"{op} {kind}: a Python error inside the kernel: {error[:160]}")
+        elif not tflm.ok and ours is not None:
+            wrong.append(f"{op} {kind}: TFLM refuses ({'crash' if tflm.crashed else tflm.log[:100]!r}), we run it")
+        elif tflm.ok and ours is None and kind != "-output" and (op, kind) not in UNDEFINED_COUNTS:
+            wrong.append(f"{op} {kind}: TFLM runs it, we refuse: {error[:160]}")
+        elif tflm.ok and ours is not None:
+            for k, (a, b) in enumerate(zip(ours, tflm.outputs[:outputs])):
+                if not np.array_equal(a, b):
+                    wrong.append(f"{op} {kind}: output {k} differs from TFLM's")
+    assert len(variants) > 400
+    assert not wrong, "\n".join(wrong)
+
+
+def test_kernels_refuse_in_prepare_with_tflm_reasons(oracle):
+    """The cases that reached users as Python errors inside KernelError messages, each
+    now as TFLM has it: an output that is a constant tensor is refused in prepare (TFLM
+    would write into the model); ADD with 5 inputs runs on the first two; a
+    FULLY_CONNECTED output scale of 0 or nan fails TFLM's bias-scale check with its
+    words, a negative or infinite one runs as TFLM runs it; weights with a zero
+    dimension give TFLM's outputs; tensor('a') is an InputError."""
+    from micro_runtime import InputError, KernelError, MicroInterpreter
+    from micro_runtime.tools.model_writer import ModelBuilder
+    from tests.helpers import TensorDef, run_ours, single_op_model
+
+    def ours(model, inputs):
+        try:
+            return run_ours(model, inputs, recording=False)[0], None
+        except KernelError as e:
+            return None, e
+
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32", data=np.ones(4, np.float32))
+    g.add_operator("ADD", [x, x], [y], fused_activation_function=0)
+    g.inputs, g.outputs = [x], [y]
+    it = MicroInterpreter(b.build(), arena_size=1 << 16, error_reporter=lambda m: None)
+    with pytest.raises(KernelError, match="output 0 .* is a constant tensor of the model"):
+        it.allocate_tensors()
+
+    ones = np.ones(4, np.float32)
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32")
+    g.add_operator("ADD", [x] * 5, [y], fused_activation_function=0)
+    g.inputs, g.outputs = [x], [y]
+    cases = [("ADD x5", b.build(), [ones])]
+    for s_out in (0.0, float("nan"), -0.5, float("inf"), 1e-45, 3e38):
+        cases.append((f"FC out scale {s_out}", single_op_model("FULLY_CONNECTED", [
+            TensorDef((1, 4), "INT8", quant=(0.5, 0)),
+            TensorDef((3, 4), "INT8", data=np.ones((3, 4), np.int8), quant=(0.5, 0)),
+            TensorDef((3,), "INT32", data=np.arange(3, dtype=np.int32), quant=([0.25], [0]))],
+            [TensorDef((1, 3), "INT8", quant=(s_out, 0))]), [np.ones((1, 4), np.int8)]))
+    cases.append(("FC weights (3, 0)", single_op_model("FULLY_CONNECTED", [
+        TensorDef((1, 4), "FLOAT32"), TensorDef((3, 0), "FLOAT32", data=np.zeros((3, 0), np.float32))],
+        [TensorDef((1, 3), "FLOAT32")]), [np.ones((1, 4), np.float32)]))
+    for name, model, inputs in cases:
+        tflm = oracle.run_batch([dict(model=model, inputs=inputs, log=True)])[0]
+        got, error = ours(model, inputs)
+        if tflm.ok:
+            assert error is None and all(np.array_equal(a, b) for a, b in zip(got, tflm.outputs)), \
+                (name, error, got, tflm.outputs)
+        else:
+            assert error is not None and not RAW_IN_KERNEL.search(str(error)), (name, error)
+            assert "scale_diff / output_scale <= 0.02 was not true" in str(error), (name, error)
+            assert "scale_diff / output_scale <= 0.02" in tflm.log
+    it = MicroInterpreter(model_path("hello_world_float"), arena_size=1 << 14)
+    it.allocate_tensors()
+    for bad in ("a", 1.5, None):
+        with pytest.raises(InputError, match="must be an integer"):
+            it.tensor(bad)
+    with pytest.raises(InputError, match="must be a string"):
+        it.get_input_index(3)
