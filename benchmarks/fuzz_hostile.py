@@ -8,8 +8,9 @@ Families (tests/hostile_cases.py): ``offline`` (OfflineMemoryAllocation plans), 
 ``shapes`` (run-time shapes: shape operands as model inputs, resize_input_tensor),
 ``quant`` (scales from 1e-45 to 3.4e38, 0, negative, inf, nan; zero points at the
 edges), ``files`` (FIFOs, /dev/zero, directories, damaged or lying .npy files as the
-model, an input or labels), ``flags`` (every numeric option at and beyond its range).
-Case i belongs to family i mod 6 and is drawn from a generator seeded by (seed, i).
+model, an input or labels), ``flags`` (every numeric option at and beyond its range),
+``mutation`` (tests/fuzzing.py's byte and structure mutations of small zoo models).
+Case i belongs to family i mod 7 and is drawn from a generator seeded by (seed, i).
 
 Each case runs in a child process forked for it, with an address-space limit
 (RLIMIT_AS, default 2 GiB) and a time limit (default 10 s, then the child is killed).

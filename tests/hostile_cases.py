@@ -17,7 +17,9 @@ public surface it goes through. Families:
 * ``files``: a FIFO, /dev/zero, a directory, an empty file, a truncated or oversized
   .npy, a .npz, a pickled array, as the model, an input or labels of each command;
 * ``flags``: every numeric option of every command with values from its range's edges
-  and far outside (negative, 2^31, 2^63, 2^70, nan, inf).
+  and far outside (negative, 2^31, 2^63, 2^70, nan, inf);
+* ``mutation``: a small zoo model with one byte-level or structure-aware mutation
+  (tests/fuzzing.py), through any model surface.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import numpy as np
 
 from tests.helpers import DATA, TensorDef, single_op_model
 
-FAMILIES = ("offline", "control", "shapes", "quant", "files", "flags")
+FAMILIES = ("offline", "control", "shapes", "quant", "files", "flags", "mutation")
 #: the zoo models the offline family plans (small ones: a case must finish in seconds)
 SMALL_MODELS = ("hello_world_int8", "hello_world_float", "simple_add_model",
                 "micro_speech_quantized", "keyword_scrambled_8bit", "trained_lstm_int8")
@@ -377,6 +379,17 @@ def flags_case(rng, workdir: str) -> Case:
     return Case("flags", " ".join(argv[2:]), "cli", argv=argv, compare=False)
 
 
+def mutation_case(rng) -> Case:
+    from tests.fuzzing import MUTATIONS, mutate
+    name = _pick(rng, SMALL_MODELS)
+    kind, data = mutate(_zoo(name), rng, _pick(rng, MUTATIONS))
+    try:
+        inputs = _zero_inputs(data)
+    except Exception:  # noqa: BLE001 - an unreadable model: the surface reports it
+        inputs = []
+    return Case("mutation", f"{name}: {kind}", _pick(rng, MODEL_SURFACES), data, inputs=inputs)
+
+
 def make_case(family: str, rng, workdir: str) -> Case:
     """One case of ``family`` (see :data:`FAMILIES`)."""
     if family == "offline":
@@ -391,6 +404,8 @@ def make_case(family: str, rng, workdir: str) -> Case:
         return files_case(rng, workdir)
     if family == "flags":
         return flags_case(rng, workdir)
+    if family == "mutation":
+        return mutation_case(rng)
     raise ValueError(f"unknown family {family!r}")
 
 
