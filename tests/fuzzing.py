@@ -23,6 +23,8 @@ STRUCTURED_MUTATIONS = ("dims", "zero_dim_huge", "types", "buffer_index", "opera
 MUTATIONS = BYTE_MUTATIONS + STRUCTURED_MUTATIONS
 #: arena for fuzz runs: enough for every zoo model, small enough to bound memory
 FUZZ_ARENA_BYTES = 512 * 1024
+#: WHILE iterations a fuzz run's invoke allows (an invoke has no bound of its own, as TFLM)
+FUZZ_LOOPS = 10000
 
 
 def mutate(raw: bytes, rng: np.random.Generator, kind: Optional[str] = None) -> tuple:
@@ -266,13 +268,14 @@ def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
     try:
         if surface == "micro":
             it = MicroInterpreter(data, arena_size=FUZZ_ARENA_BYTES, target="host64",
-                                  error_reporter=lambda m: None)
+                                  error_reporter=lambda m: None, max_loop_iterations=FUZZ_LOOPS)
             it.allocate_tensors()
             it.invoke()
             result, message = "ok", ""
         elif surface == "api":
             from micro_runtime.api import Interpreter
             it = Interpreter.from_bytes(data, arena_size=FUZZ_ARENA_BYTES, error_reporter=lambda m: None)
+            it.micro_interpreter.max_loop_iterations = FUZZ_LOOPS
             it.invoke()
             details = it.get_tensor_details()
             outs = [it.get_output(i) for i in range(it.micro_interpreter.outputs_size)]
@@ -280,7 +283,7 @@ def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
         elif surface == "eval":
             # batched evaluation with its automatic arena sizes, on the CMSIS-NN default
             from micro_runtime.batched import Evaluator
-            ev = Evaluator(data, target="cortex-m4+cmsis-nn", batch=3)
+            ev = Evaluator(data, target="cortex-m4+cmsis-nn", batch=3, max_loop_iterations=FUZZ_LOOPS)
             rng = np.random.default_rng(len(data))
             inputs = []
             for spec in ev.input_specs:
