@@ -73,10 +73,54 @@ class While(Kernel):
             copy_tensor(ctx, dst, src, f"input {k} -> output {k}")
         flag = ctx.subgraph_outputs(cond)[0]
         ctx.invoke_subgraph(cond)
+        fast = None
         while bool(flag.data.reshape(-1)[0]):
             ctx.count_loop_iteration()
-            copy_to_subgraph_inputs(ctx, state, body, "output")
+            if fast is None:
+                # the first iteration copies with every check; later ones repeat the same
+                # copies between the same arena views (when every tensor is in the arena)
+                copy_to_subgraph_inputs(ctx, state, body, "output")
+                ctx.invoke_subgraph(body)
+                copy_from_subgraph_outputs(ctx, node, body)
+                copy_to_subgraph_inputs(ctx, state, cond, "output")
+                ctx.invoke_subgraph(cond)
+                fast = _copy_plan(ctx, state, body, cond) or False
+                continue
+            if fast is False:
+                copy_to_subgraph_inputs(ctx, state, body, "output")
+                ctx.invoke_subgraph(body)
+                copy_from_subgraph_outputs(ctx, node, body)
+                copy_to_subgraph_inputs(ctx, state, cond, "output")
+                ctx.invoke_subgraph(cond)
+                continue
+            to_body, from_body, to_cond = fast
+            for dst, src in to_body:
+                dst[...] = src
             ctx.invoke_subgraph(body)
-            copy_from_subgraph_outputs(ctx, node, body)
-            copy_to_subgraph_inputs(ctx, state, cond, "output")
+            for dst, src in from_body:
+                dst[...] = src
+            for dst, src in to_cond:
+                dst[...] = src
             ctx.invoke_subgraph(cond)
+
+
+def _copy_plan(ctx, state, body: int, cond: int):
+    """(state -> body inputs, body outputs -> state, state -> condition inputs) as lists
+    of (destination, source) flat arena views, the copies of one iteration once checked;
+    None when a tensor is not in the arena (its data may change between iterations) or
+    the body has no outputs (TFLM then keeps the state)."""
+    body_in, body_out = ctx.subgraph_inputs(body), ctx.subgraph_outputs(body)
+    cond_in = ctx.subgraph_inputs(cond)
+    if not body_out:
+        return None
+
+    def pairs(sources, targets):
+        out = []
+        for src, dst in zip(sources, targets):
+            if src.address is None or dst.address is None:
+                return None
+            if src.address != dst.address and dst.nbytes:
+                out.append((dst.data.reshape(-1), src.data.reshape(-1)))
+        return out
+    plan = (pairs(state, body_in), pairs(body_out, state), pairs(state, cond_in))
+    return None if any(p is None for p in plan) else plan

@@ -100,6 +100,20 @@ def c_shift_factor(shift: ArrayLike) -> np.ndarray:
     return np.where(low >= 32, 0, wrap_int32(np.int64(1) << np.minimum(low, 31)))
 
 
+def c_float_to_int32(value) -> int:
+    """The C conversion ``static_cast<int32_t>(value)`` of a float or double on the
+    current CPU (truncation toward zero): a value outside the int32 range, inf or nan is
+    undefined in C; x86 (CVTTSS2SI) gives INT32_MIN, Arm (VCVT) saturates (nan: 0)."""
+    v = float(value)
+    if math.isnan(v):
+        return INT32_MIN if current_cpu() == "x86" else 0
+    if -2147483648.0 <= v < 2147483648.0:
+        return int(math.trunc(v))
+    if current_cpu() == "x86":
+        return INT32_MIN
+    return INT32_MAX if v > 0 else INT32_MIN
+
+
 def _c_double_to_int64(value: float) -> int:
     """The C cast ``static_cast<int64_t>(value)`` of a non-finite double on the current
     CPU (see :data:`CPUS`)."""
@@ -204,16 +218,42 @@ def saturating_rounding_doubling_high_mul(a: ArrayLike, b: ArrayLike) -> np.ndar
 
 
 def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
-    """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero."""
+    """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero (int32
+    x, exponent 0..31; beyond 31, which gemmlowp only asserts against, as the CPU
+    computes it: :func:`_c_rounding_divide_by_pot`)."""
     if type(x) is int and type(exponent) is int:
+        if exponent > 31:
+            return int(_c_rounding_divide_by_pot(np.int64(x), np.int64(exponent)))
         mask = (1 << exponent) - 1
         return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
     x = np.asarray(x, dtype=np.int64)
     exponent = np.asarray(exponent, dtype=np.int64)
+    if np.any(exponent > 31):
+        return _c_rounding_divide_by_pot(x, exponent)
     mask = (np.int64(1) << exponent) - 1
     remainder = x & mask
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + (remainder > threshold)
+
+
+def _c_rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """RoundingDivideByPOT on int32 ``x`` with exponents that may exceed 31, as the C
+    code runs: the mask ``(1ll << e) - 1`` truncated to int32 (-1 from 32 on), the int32
+    shift ``x >> e`` by the CPU's rule (x86: by e & 31; Arm: by the count's low byte,
+    all sign bits from 32 on)."""
+    x = np.asarray(x, dtype=np.int64)
+    e = np.asarray(exponent, dtype=np.int64)
+    mask = wrap_int32((np.int64(1) << np.minimum(e & 63, 62)) - 1) if current_cpu() == "x86" else \
+        wrap_int32((np.int64(1) << np.minimum(e, 62)) - 1)
+    mask = np.where(e >= 32, -1, mask)
+    if current_cpu() == "x86":
+        shifted = x >> (e & 31)
+    else:
+        low = e & 0xFF
+        shifted = np.where(low >= 32, x >> 31, x >> np.minimum(low, 31))
+    remainder = wrap_int32(x & mask)
+    threshold = (mask >> 1) + (x < 0)
+    return shifted + (remainder > threshold)
 
 
 def _is_scalar(value) -> bool:
@@ -238,6 +278,8 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
         m, s = int(multiplier), int(shift)
         if m < 0:
             return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
+        if s < -31:
+            return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
         if s < 0 and m > 0:
             return _scaled_down_int32(x, m, -s)
         if s > 30:                      # x * (1 << s) as the CPU evaluates it
@@ -250,7 +292,7 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
         return q
     m = np.asarray(multiplier, dtype=np.int64)
     s = np.asarray(shift, dtype=np.int64)
-    if (m < 0).any():
+    if (m < 0).any() or (s < -31).any():
         return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
     if (s > 30).any():
         x = wrap_int32(x * c_shift_factor(np.maximum(s, 0)))
@@ -323,7 +365,7 @@ def multiply_by_quantized_multiplier_smaller_than_one_exp(x: ArrayLike, multipli
 
 def multiply_by_quantized_multiplier_greater_than_one(x: ArrayLike, multiplier: int, left_shift: int) -> np.ndarray:
     """MultiplyByQuantizedMultiplierGreaterThanOne (left_shift >= 0)."""
-    x = wrap_int32(np.asarray(x, dtype=np.int64) << left_shift)
+    x = wrap_int32(np.asarray(x, dtype=np.int64) * c_shift_factor(left_shift))
     return saturating_rounding_doubling_high_mul(x, multiplier)
 
 
@@ -333,11 +375,12 @@ _TYPE_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)
 
 def _quantize_float(value: float, scale: float, zero_point: int) -> int:
     """TFLM's kernel_util Quantize: round(f / scale) in float32, then + zero point."""
-    tmp = np.float32(value) / np.float32(scale)
-    tmp = round_half_away(np.asarray(tmp, dtype=np.float32))
-    if not (np.float32(INT32_MIN) <= tmp <= np.float32(INT32_MAX)):
-        raise ValueError("activation bound does not fit int32 after quantization")
-    return int(zero_point) + int(tmp)
+    with np.errstate(all="ignore"):
+        tmp = np.float32(value) / np.float32(scale)
+        tmp = round_half_away(np.asarray(tmp, dtype=np.float32))
+    # out of the int32 range (a tiny scale): the C conversion of the CPU, then the int
+    # sum with the zero point wrapping as the C int sum does
+    return int(wrap_int32(int(zero_point) + c_float_to_int32(tmp)))
 
 
 def activation_range_quantized(activation: int, dtype: np.dtype, scale: float,
@@ -1018,12 +1061,27 @@ def get_reciprocal(x: ArrayLike, x_integer_digits: int) -> Tuple[np.ndarray, np.
     return one_over_one_plus_x_for_x_in_0_1(shifted_minus_one), num_bits_over_unit
 
 
+def c_shl64(value: int, count: int) -> int:
+    """``(int64_t)value << count`` as the CPU computes it: x86 shifts by count & 63 and
+    keeps the low 64 bits; elsewhere a count outside 0..63 is refused (undefined in C,
+    not emulated)."""
+    count = int(count)
+    if not 0 <= count <= 63:
+        if current_cpu() != "x86":
+            raise ValueError(f"a 64-bit shift by {count} is undefined in C (not emulated for "
+                             "this CPU)")
+        count &= 63
+    v = (int(value) << count) & ((1 << 64) - 1)
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
                            total_signed_bits: int = 31) -> int:
-    """TFLM's CalculateInputRadius: the largest |input| whose rescaled value fits."""
-    value = (float((1 << input_integer_bits) - 1) * float(1 << (total_signed_bits - input_integer_bits))
-             / float(1 << input_left_shift))
-    return int(math.floor(value))
+    """TFLM's CalculateInputRadius: the largest |input| whose rescaled value fits (in
+    double, the 64-bit shifts and the final int conversion as C runs them)."""
+    value = (float((1 << input_integer_bits) - 1) * float(c_shl64(1, total_signed_bits - input_integer_bits))
+             / float(c_shl64(1, input_left_shift)))
+    return c_float_to_int32(math.floor(value))
 
 
 # --------------------------------------------- gemmlowp primitives on int16 raw values
@@ -1065,10 +1123,9 @@ def fixed_point_input_rescale(input_scale: float, input_integer_bits: int) -> Tu
     """The int8 LOGISTIC / TANH input rescale to Q(integer_bits): (multiplier, left
     shift, input range radius) from frexp(scale * 2^(31 - integer_bits)), as TFLM."""
     real = float(np.float32(input_scale)) * float(1 << (31 - input_integer_bits))
-    q, shift = math.frexp(real)
-    if real <= 0.0 or shift < 0:
-        raise ValueError(f"input scale {input_scale} is out of range for the fixed-point kernel")
-    multiplier = int(round_half_away_scalar(q * float(1 << 31)))
+    q, shift = math.frexp(real)                 # inf / nan: (inf / nan, 0), as glibc
+    scaled = q * float(1 << 31)
+    multiplier = c_float_to_int32(round_half_away_scalar(scaled) if math.isfinite(scaled) else scaled)
     return multiplier, shift, calculate_input_radius(input_integer_bits, shift, 31)
 
 
