@@ -499,3 +499,31 @@ def test_kernels_refuse_in_prepare_with_tflm_reasons(oracle):
             it.tensor(bad)
     with pytest.raises(InputError, match="must be a string"):
         it.get_input_index(3)
+
+
+# ------------------------------------------------------------------ fuzz families
+def test_every_hostile_family_runs_clean_in_its_own_process(oracle, tmp_path):
+    """Two cases of each family of benchmarks/fuzz_hostile.py (offline plans, control
+    flow, run-time shapes, quantization extremes, non-regular files, option values,
+    mutations), each in a forked child with a 2 GiB address-space limit and 10 s: no
+    raw exception, no time-out, and where both run, TFLM's outputs."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import fuzz_hostile
+    finally:
+        sys.path.pop(0)
+    from tests.hostile_cases import FAMILIES, make_case
+    from micro_runtime.op_resolver import default_op_resolver
+    default_op_resolver()
+    bad = []
+    for i in range(2 * len(FAMILIES)):
+        family = FAMILIES[i % len(FAMILIES)]
+        case = make_case(family, np.random.default_rng([7, i]), str(tmp_path))
+        record = fuzz_hostile.run_case(case, str(tmp_path), 10.0, 2 << 30)
+        if record["result"].startswith(("raw:", "timeout", "killed:")):
+            bad.append((family, case.description, record["result"], record["message"]))
+        elif record["result"] == "ok" and case.compare and case.model is not None and record["outputs"]:
+            verdict = fuzz_hostile.compare_with_tflm(oracle, case, record["outputs"])
+            if verdict == "differ":
+                bad.append((family, case.description, "differs from TFLM", ""))
+    assert not bad, bad
