@@ -212,9 +212,27 @@ def run_case(case: Case, workdir: str, timeout: float, as_limit: int) -> dict:
     return record
 
 
+#: the largest arena TFLM is given for a comparison (bytes): a model needing more (an
+#: offline offset far into the arena) is not compared
+MAX_COMPARE_ARENA = 256 << 20
+
+
 def compare_with_tflm(oracle, case: Case, ours) -> str:
-    """equal / differ / tflm-refuses / tflm-timeout for a model both might run."""
+    """equal / differ / tflm-refuses / tflm-timeout / not-compared for a model we ran.
+    TFLM gets 1 MiB of arena, or the model's exact minimum (measure_arena) when that
+    is larger and at most MAX_COMPARE_ARENA."""
     r = oracle.run(case.model, case.inputs, arena_size=ARENA)
+    if not r.ok and not r.crashed:
+        from micro_runtime import MicroRuntimeError
+        from micro_runtime.tools.sizing import measure_arena
+        try:
+            need = measure_arena(case.model, "host64").min_arena_bytes
+        except MicroRuntimeError:
+            need = 0
+        if need > MAX_COMPARE_ARENA:
+            return "not-compared"
+        if need > ARENA:
+            r = oracle.run(case.model, case.inputs, arena_size=need)
     if r.crashed and "timed out" in r.error:
         return "tflm-timeout"
     if not r.ok:
