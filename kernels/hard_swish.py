@@ -16,7 +16,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
 from .internal.lut import apply_int8_table, int8_table
-from .internal.quantization import (c_div, c_shift_factor, quantize_multiplier, rounding_divide_by_pot_int16,
+from .internal.quantization import (ieee_div, c_div, c_shift_factor, quantize_multiplier, rounding_divide_by_pot_int16,
                            saturating_rounding_doubling_high_mul_int16, wrap_int16)
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
@@ -116,8 +116,8 @@ class HardSwish(Kernel):
             reluish_scale = f(3.0) / f(32768.0)
             with np.errstate(all="ignore"):
                 # the float32 hires scale, divided in double (as the TFLM package does)
-                output_multiplier = float(hires_input_scale) / float(f(out.scale))
-                reluish_multiplier = float(hires_input_scale) / float(reluish_scale)
+                output_multiplier = ieee_div(float(hires_input_scale), float(f(out.scale)))
+                reluish_multiplier = ieee_div(float(hires_input_scale), float(reluish_scale))
             try:
                 m32, p.output_multiplier_exponent = quantize_multiplier(output_multiplier)
             except ValueError as e:

@@ -18,7 +18,7 @@ import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
 from arena.arena import PROBE_ARENA_BYTES, Arena, min_arena_bytes
-from kernels.internal.quantization import c_semantics
+from kernels.internal.quantization import TfliteCheckError, c_semantics
 
 from . import schema
 from ._blas import limit_blas_threads
@@ -364,6 +364,10 @@ class MicroInterpreter:
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "prepare")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "prepare")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to prepare: {type(e).__name__}: {e}")
@@ -552,6 +556,10 @@ class MicroInterpreter:
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "invoke")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "invoke")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")

@@ -44,6 +44,18 @@ def round_half_away_scalar(x: float) -> float:
     return float(t + (math.copysign(1.0, x) if abs(x - t) >= 0.5 else 0.0))
 
 
+class TfliteCheckError(ValueError):
+    """A requantisation parameter TFLM refuses or aborts on (one of its TFLITE_CHECKs /
+    TF_LITE_ENSUREs fails, or its C is undefined and not emulated for the CPU): the
+    interpreter reports it as a KernelError of the operator, in these words."""
+
+
+def ieee_div(a, b) -> float:
+    """``a / b`` in C double arithmetic: a zero divisor gives inf or nan, not an error."""
+    with np.errstate(all="ignore"):
+        return float(np.float64(a) / np.float64(b))
+
+
 # ------------------------------------------------------------- C semantics per CPU
 #: How the CPU a TFLM build runs on evaluates what C leaves undefined in the requantisation
 #: routines at extreme scales (a multiplier of 2^31 or more gives a left shift of 32 or
@@ -138,7 +150,7 @@ def quantize_multiplier(real_multiplier: float) -> Tuple[int, int]:
     if not math.isfinite(real_multiplier):
         q_fixed = _c_double_to_int64(real_multiplier)   # frexp leaves the exponent 0
         if q_fixed > (1 << 31):
-            raise ValueError(f"QuantizeMultiplier({real_multiplier}): TFLM's check "
+            raise TfliteCheckError(f"QuantizeMultiplier({real_multiplier}): TFLM's check "
                              "q_fixed <= (1LL << 31) fails (the build aborts)")
         return wrap_int32(q_fixed), 0
     q, shift = math.frexp(real_multiplier)
@@ -182,17 +194,19 @@ def quantize_multiplier_array(real_multipliers: np.ndarray) -> Tuple[np.ndarray,
 def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> Tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: requires 0 < m < 1; shift <= 0."""
     if not 0.0 < real_multiplier < 1.0:
-        raise ValueError(f"multiplier {real_multiplier} must be in (0, 1)")
+        raise TfliteCheckError(f"multiplier {real_multiplier} must be in (0, 1) (TFLM's "
+                               "QuantizeMultiplierSmallerThanOneExp check fails: it aborts)")
     return quantize_multiplier(real_multiplier)
 
 
 def quantize_multiplier_greater_than_one(real_multiplier: float) -> Tuple[int, int]:
     """QuantizeMultiplierGreaterThanOne: requires m > 1; shift >= 0."""
     if not real_multiplier > 1.0:
-        raise ValueError(f"multiplier {real_multiplier} must be > 1")
+        raise TfliteCheckError(f"multiplier {real_multiplier} must be > 1 (TFLM's "
+                               "QuantizeMultiplierGreaterThanOne check fails: it aborts)")
     m, s = quantize_multiplier(real_multiplier)
     if s < 0:
-        raise ValueError(f"multiplier {real_multiplier}: negative shift")
+        raise TfliteCheckError(f"multiplier {real_multiplier}: negative shift")
     return m, s
 
 
@@ -347,7 +361,7 @@ def multiply_by_quantized_multiplier_64(x: ArrayLike, multiplier: ArrayLike, shi
     if np.any(total_shift < 1) or np.any(total_shift > 63):
         # shift counts outside 0..63 are undefined in C; x86 masks them to 6 bits
         if current_cpu() != "x86":
-            raise ValueError(f"a requantisation shift of {int(np.max(shift))} makes TFLM's "
+            raise TfliteCheckError(f"a requantisation shift of {int(np.max(shift))} makes TFLM's "
                              "64-bit MultiplyByQuantizedMultiplier shift by a count outside "
                              "0..63 (undefined in C; not emulated for this CPU)")
         with np.errstate(over="ignore"):
@@ -1068,7 +1082,7 @@ def c_shl64(value: int, count: int) -> int:
     count = int(count)
     if not 0 <= count <= 63:
         if current_cpu() != "x86":
-            raise ValueError(f"a 64-bit shift by {count} is undefined in C (not emulated for "
+            raise TfliteCheckError(f"a 64-bit shift by {count} is undefined in C (not emulated for "
                              "this CPU)")
         count &= 63
     v = (int(value) << count) & ((1 << 64) - 1)
@@ -1114,9 +1128,11 @@ def checked_log2(x: float) -> Tuple[bool, int]:
     """TFLM's CheckedLog2 (float32 arithmetic): (whether x is within 1e-3 of a power of
     two in log2 terms, the rounded log2)."""
     f = np.float32
-    log2 = f(np.log(np.float64(f(x)))) * (f(1.0) / f(np.log(np.float64(f(2.0)))))
-    rounded = f(round_half_away_scalar(float(log2)))
-    return bool(abs(f(log2 - rounded)) < f(1e-3)), int(rounded)
+    with np.errstate(all="ignore"):     # log of 0, a negative or nan scale: C gives -inf / nan
+        log2 = f(np.log(np.float64(f(x)))) * (f(1.0) / f(np.log(np.float64(f(2.0)))))
+        rounded = f(round_half_away(np.asarray(log2, dtype=np.float32)))
+        fraction = abs(f(log2 - rounded))
+    return bool(fraction < f(1e-3)), c_float_to_int32(rounded)
 
 
 def fixed_point_input_rescale(input_scale: float, input_integer_bits: int) -> Tuple[int, int, int]:

@@ -71,11 +71,12 @@ class ArenaSize:
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
            planner: str, alt_decompression_memory_size: int = 0,
-           max_loop_iterations: Optional[int] = SIZING_LOOP_ITERATIONS) -> MicroInterpreter:
-    """The model allocated and invoked once in a nominal arena of PROBE_ARENA_BYTES:
-    the arena takes host memory only for the bytes the model uses, so the pass costs no
-    more than the minimum it measures (see :mod:`arena.arena`). Its loops may run
-    ``max_loop_iterations`` iterations in all (LimitError past that)."""
+           max_loop_iterations: Optional[int] = SIZING_LOOP_ITERATIONS,
+           invoke: bool = True) -> MicroInterpreter:
+    """The model allocated (and invoked once, with ``invoke``) in a nominal arena of
+    PROBE_ARENA_BYTES: the arena takes host memory only for the bytes the model uses,
+    so the pass costs no more than the minimum it measures (see :mod:`arena.arena`). Its
+    loops may run ``max_loop_iterations`` iterations in all (LimitError past that)."""
     from ..api import count_resource_variables
     it = MicroInterpreter(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
                           planner=planner, num_resource_variables=count_resource_variables(model),
@@ -85,8 +86,19 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
     it.ctx.loop_budget_hint = (f"the sizing pass allows {max_loop_iterations} "
                                "(--max-loop-iterations N, or measure_arena(max_loop_iterations=N))")
     it.allocate_tensors()
-    it.invoke()
+    it.allocation_trace_length = len(it.arena.trace)
+    if invoke:
+        it.invoke()
     return it
+
+
+def _invoke_part(it: MicroInterpreter) -> Optional[list]:
+    """The calls the probe's invoke made (after allocation), when they are temporaries
+    only: the same for the recording and the plain allocator (the temporaries sit above
+    the same planned head), so the second probe need not invoke again; None otherwise."""
+    from arena.arena import DEALLOC_TEMP, RESET_TEMP, TEMP
+    part = it.arena.trace[it.allocation_trace_length:]
+    return part if all(entry[0] in (TEMP, DEALLOC_TEMP, RESET_TEMP) for entry in part) else None
 
 
 def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = DEFAULT_TARGET,
@@ -107,12 +119,17 @@ def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[st
     max_loop_iterations = check_loop_iterations(max_loop_iterations)
     minimums = {}
     chosen = None
+    invoke_part = None
     for with_recording in (recording, not recording):
+        # the second probe reuses the first one's invoke when it made temporaries only
+        # (a model with long loops is then run once, not twice)
         it = _probe(model, target, op_resolver, with_recording, planner,
-                    alt_decompression_memory_size, max_loop_iterations)
-        minimums[with_recording] = min_arena_bytes(it.arena.trace, upper_bound=it.arena.stats.total_peak or 1024)
+                    alt_decompression_memory_size, max_loop_iterations, invoke=invoke_part is None)
+        trace = it.arena.trace if invoke_part is None else it.arena.trace + invoke_part
+        minimums[with_recording] = min_arena_bytes(trace, upper_bound=it.arena.stats.total_peak or 1024)
         if chosen is None:
-            chosen = replay(it.arena.trace, minimums[with_recording])
+            chosen = replay(trace, minimums[with_recording])
+            invoke_part = _invoke_part(it)
     return ArenaSize(
         target=target.name, allocator="recording" if recording else "plain",
         min_arena_bytes=minimums[recording], head_bytes=chosen.head_bytes,
