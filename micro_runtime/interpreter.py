@@ -86,6 +86,36 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+#: ops whose kernels read only the shape and type of their input, never its values
+SHAPE_ONLY_OPS = frozenset({"SHAPE", "ZEROS_LIKE"})
+
+
+def check_reads_before_writes(model: Model) -> None:
+    """Refuse an operator that reads a tensor nothing has written: not an input of its
+    subgraph, not constant, not a variable (reset before the first invoke), not an
+    output of an earlier operator. TFLM runs such a model but the kernel then reads
+    whatever the arena held (bytes of the temporaries of prepare), so the outputs are
+    undefined; ModelError naming the operator and the tensor."""
+    for s, sg in enumerate(model.subgraphs):
+        written = set(t for t in sg.inputs if t >= 0)
+        for op in sg.operators:
+            if op.name not in SHAPE_ONLY_OPS:
+                for k, t in enumerate(op.inputs):
+                    if t < 0 or t >= len(sg.tensors) or t in written:
+                        continue
+                    spec = sg.tensors[t]
+                    if spec.data is not None or spec.is_variable:
+                        continue
+                    if any(int(d) == 0 for d in spec.shape):
+                        continue                # no bytes to read
+                    raise ModelError(
+                        f"{op.describe()}: input {k} ({spec.describe()}) is read before anything "
+                        f"writes it (not an input of subgraph {s}, not constant, not a variable, "
+                        "not an output of an earlier operator): TFLM would read whatever bytes "
+                        "its arena holds there, so the outputs are undefined")
+            written.update(t for t in op.outputs if t >= 0)
+
+
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
@@ -149,6 +179,7 @@ class MicroInterpreter:
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
+            check_reads_before_writes(self.model)
         except MicroRuntimeError as e:
             self._report_once(e)
             raise
