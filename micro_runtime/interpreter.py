@@ -813,7 +813,7 @@ class MicroInterpreter:
         """The allocation timeline (allocation and one invoke) in a nominal arena of
         PROBE_ARENA_BYTES, which takes host memory only for the bytes used."""
         bound = self._max_loop_iterations
-        probe = MicroInterpreter(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
+        probe = SizingProbe(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
                                  planner=self.planner, recording=self.recording,
                                  num_resource_variables=self.num_resource_variables,
                                  error_reporter=lambda m: None,
@@ -845,3 +845,11 @@ class MicroInterpreter:
                         node.registration.free(self.ctx, node)
         except Exception:
             pass
+
+
+class SizingProbe(MicroInterpreter):
+    """The interpreter of a sizing pass: a failure (even in its 2^40-byte nominal arena)
+    is reported as it is, without another sizing pass for the size that would work."""
+
+    def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
+        return error

@@ -552,3 +552,29 @@ def test_a_tensor_read_before_anything_writes_it_is_refused():
     from micro_runtime.tools.sizing import measure_arena
     with pytest.raises(ModelError, match="read before anything writes it"):
         measure_arena(raw, "host64")
+
+
+def test_a_model_beyond_the_nominal_arena_is_an_arena_error():
+    """Tensors of more than 2^40 bytes: the sizing pass fails in its nominal arena and
+    says so (ArenaTooSmallError), without a further sizing pass for the size that would
+    work (which recursed without end), from measure_arena, resize_input_tensor and an
+    interpreter's too-small arena."""
+    from micro_runtime import ArenaTooSmallError, MicroInterpreter
+    from micro_runtime.api import Interpreter
+    from micro_runtime.tools.model_writer import ModelBuilder
+    from micro_runtime.tools.sizing import measure_arena
+    from tests.helpers import model_bytes
+    it = Interpreter.from_bytes(model_bytes("hello_world_float"), arena_size=1 << 20)
+    with pytest.raises(ArenaTooSmallError, match="Failed to resize buffer"):
+        it.resize_input_tensor(0, (1, 7, (1 << 31) - 1))
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (1 << 20, 1 << 19), "FLOAT32")      # 2 TiB
+    y = g.add_tensor("y", (1 << 20, 1 << 19), "FLOAT32")
+    g.add_operator("RELU", [x], [y])
+    g.inputs, g.outputs = [x], [y]
+    with pytest.raises(ArenaTooSmallError):
+        measure_arena(b.build(), "host64")
+    with pytest.raises(ArenaTooSmallError) as err:
+        MicroInterpreter(b.build(), arena_size=1 << 40, error_reporter=lambda m: None).allocate_tensors()
+    assert err.value.min_arena_bytes is None

@@ -78,7 +78,8 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
     so the pass costs no more than the minimum it measures (see :mod:`arena.arena`). Its
     loops may run ``max_loop_iterations`` iterations in all (LimitError past that)."""
     from ..api import count_resource_variables
-    it = MicroInterpreter(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
+    from ..interpreter import SizingProbe
+    it = SizingProbe(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
                           planner=planner, num_resource_variables=count_resource_variables(model),
                           error_reporter=lambda m: None,
                           alt_decompression_memory_size=alt_decompression_memory_size,
