@@ -229,6 +229,8 @@ def compare_with_tflm(oracle, case: Case, ours) -> str:
             need = measure_arena(case.model, "host64").min_arena_bytes
         except MicroRuntimeError:
             need = 0
+        except Exception as e:  # noqa: BLE001 - reported, the run goes on
+            return f"sizing-raised:{type(e).__name__}"
         if need > MAX_COMPARE_ARENA:
             return "not-compared"
         if need > ARENA:
@@ -294,7 +296,11 @@ def main() -> int:
             verdict = None
             if (oracle is not None and result == "ok" and case.compare and case.model is not None
                     and record["outputs"] is not None):
-                verdict = compare_with_tflm(oracle, case, record["outputs"])
+                try:
+                    verdict = compare_with_tflm(oracle, case, record["outputs"])
+                except Exception as e:  # noqa: BLE001 - a finding, the run goes on
+                    verdict = f"compare-raised:{type(e).__name__}"
+                    findings.append((i, family, verdict, case.description[:200]))
                 compared[(family, verdict)] += 1
                 if verdict == "differ":
                     findings.append((i, family, "differs from TFLM", case.description[:200]))
