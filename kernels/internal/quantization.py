@@ -392,9 +392,10 @@ def _quantize_float(value: float, scale: float, zero_point: int) -> int:
     with np.errstate(all="ignore"):
         tmp = np.float32(value) / np.float32(scale)
         tmp = round_half_away(np.asarray(tmp, dtype=np.float32))
-    # out of the int32 range (a tiny scale): the C conversion of the CPU, then the int
-    # sum with the zero point wrapping as the C int sum does
-    return int(wrap_int32(int(zero_point) + c_float_to_int32(tmp)))
+    if not (np.float32(INT32_MIN) <= tmp <= np.float32(INT32_MAX)):
+        raise TfliteCheckError(f"the activation bound {value} / scale {scale} does not fit int32 "
+                               "(TFLM: no_integer_overflow_from_quantization was not true)")
+    return int(zero_point) + int(tmp)
 
 
 def activation_range_quantized(activation: int, dtype: np.dtype, scale: float,
