@@ -167,7 +167,10 @@ class FullyConnected(Kernel):
         filter offset applied (per-tensor int8)."""
         if data.filter_type == INT4:
             w = unpack_int4(w, flat_size(data.filter_shape)).reshape(data.filter_shape)
-        w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
+        if data.accum_depth == 0:       # a zero-size input dimension: every sum is empty
+            w = np.zeros((data.output_depth, 0), dtype=np.asarray(w).dtype)
+        else:
+            w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
         if data.input_type == FLOAT32:
             return np.array(w.T, dtype=np.float32, order="C")   # a copy: w may be arena memory
         offset = 0 if data.is_per_channel else -data.filter_zero_point

@@ -272,12 +272,17 @@ class Evaluator:
     and at most ``samples``, the number of samples it will be given when known).
     ``stream``: the samples are one sequence (state carried from sample to sample)
     instead of independent streams from the reset state. ``arena_size``: bytes of the single-sample interpreter's arena (default: what
-    the model needs). The block interpreter's arena is sized automatically."""
+    the model needs). The block interpreter's arena is sized automatically.
+    ``max_loop_iterations``: WHILE iterations one sample's invoke may run (None: no
+    bound, as TFLM; see :class:`MicroInterpreter`)."""
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], *,
                  target: Union[str, Target] = DEFAULT_TARGET, batch: Optional[int] = None,
                  stream: bool = False, arena_size: Optional[int] = None,
-                 op_resolver: Optional[OpResolver] = None, samples: Optional[int] = None):
+                 op_resolver: Optional[OpResolver] = None, samples: Optional[int] = None,
+                 max_loop_iterations: Optional[int] = None):
+        from .limits import check_loop_iterations
+        self.max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
         self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(target)
         self.target = target
@@ -323,7 +328,7 @@ class Evaluator:
         for _ in range(2):
             it = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
                                   num_resource_variables=count_resource_variables(self.model),
-                                  error_reporter=_silent)
+                                  error_reporter=_silent, max_loop_iterations=self.max_loop_iterations)
             try:
                 it.allocate_tensors()
             except ArenaTooSmallError as e:
@@ -475,6 +480,7 @@ class Evaluator:
             model, resolver = self._block_model(blocks)
             try:
                 it = _BlockInterpreter(model, resolver, arena, self.target, self.batch)
+                it.max_loop_iterations = self.max_loop_iterations
                 it.allocate_tensors()
             except ArenaTooSmallError:
                 arena *= 2

@@ -114,8 +114,19 @@ class KernelError(MicroRuntimeError, RuntimeError):
         super().__init__(message)
 
 
+class LimitError(MicroRuntimeError, RuntimeError):
+    """A bound on the work or memory of a call was reached: the loop iterations a sizing
+    pass allows (a WHILE whose condition stays true), or host memory for the arena's
+    bytes. ``limit`` names the bound; the message says how to change it, where it can be
+    changed (see docs/errors.md)."""
+
+    def __init__(self, message: str, limit: str = ""):
+        self.limit = limit
+        super().__init__(message)
+
+
 __all__ = [
     "MicroRuntimeError", "ModelError", "UnsupportedOpError", "ArenaTooSmallError",
-    "InputError", "TensorIndexError", "InterpreterStateError", "KernelError",
+    "InputError", "TensorIndexError", "InterpreterStateError", "KernelError", "LimitError",
 ]
 

@@ -17,24 +17,28 @@ from typing import Callable, List, Optional, Union
 import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
-from arena.arena import Arena, min_arena_bytes
+from arena.arena import PROBE_ARENA_BYTES, Arena, min_arena_bytes
 from arena.recording import TFLM_LINE_END, RecordingArena, RecordingMicroAllocator
+from kernels.internal.quantization import TfliteCheckError, c_semantics
 
 from . import schema
 from ._blas import limit_blas_threads
 from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
-                     MicroRuntimeError, ModelError, TensorIndexError)
+                     LimitError, MicroRuntimeError, ModelError, TensorIndexError)
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
+from .limits import INVOKE_LOOP_ITERATIONS, SIZING_LOOP_ITERATIONS, check_loop_iterations
 from .targets import DEFAULT_TARGET, Target, get_target
 from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
 
-#: the largest arena (bytes) an interpreter materialises to measure a model's minimum
-#: arena for an error message (or twice its own arena, if larger)
-MAX_PROBE_ARENA_BYTES = 1 << 28
+#: the largest arena_size accepted (bytes, 2^40): far beyond any device; an arena takes
+#: host memory only for the bytes its model uses
+MAX_ARENA_BYTES = PROBE_ARENA_BYTES
+#: the largest alternate decompression memory (bytes): TFLM's size_t on 32-bit targets
+MAX_ALT_DECOMPRESSION_BYTES = (1 << 32) - 1
 
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
@@ -80,6 +84,37 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+#: ops whose kernels read only the shape and type of their input, never its values
+SHAPE_ONLY_OPS = frozenset({"SHAPE", "ZEROS_LIKE"})
+
+
+def check_reads_before_writes(model: Model) -> None:
+    """Refuse an operator that reads a tensor nothing has written: not an input of its
+    subgraph, not constant, not a variable (reset before the first invoke), not an
+    output of an earlier operator. TFLM allocates and runs such a model, but the kernel
+    then reads whatever the arena held (bytes of the temporaries of prepare), so the
+    outputs are undefined: invoke raises ModelError naming the operator and the tensor
+    (allocation and sizing go on as in TFLM)."""
+    for s, sg in enumerate(model.subgraphs):
+        written = set(t for t in sg.inputs if t >= 0)
+        for op in sg.operators:
+            if op.name not in SHAPE_ONLY_OPS:
+                for k, t in enumerate(op.inputs):
+                    if t < 0 or t >= len(sg.tensors) or t in written:
+                        continue
+                    spec = sg.tensors[t]
+                    if spec.data is not None or spec.is_variable:
+                        continue
+                    if any(int(d) == 0 for d in spec.shape):
+                        continue                # no bytes to read
+                    raise ModelError(
+                        f"{op.describe()}: input {k} ({spec.describe()}) is read before anything "
+                        f"writes it (not an input of subgraph {s}, not constant, not a variable, "
+                        "not an output of an earlier operator): TFLM would read whatever bytes "
+                        "its arena holds there, so the outputs are undefined")
+            written.update(t for t in op.outputs if t >= 0)
+
+
 @add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
@@ -100,15 +135,26 @@ class MicroInterpreter:
     reach the caller as exceptions. ``alt_decompression_memory_size``: bytes of a memory
     outside the arena for decompressed tensors (TFLM's SetDecompressionMemory, as the
     tflite-micro package's argument of that name): DECODE outputs and compressed weights
-    go there when they fit instead of into the arena.
+    go there when they fit instead of into the arena. ``max_loop_iterations``: WHILE
+    iterations one invoke may run, all loops together (None, the default: no bound, as
+    TFLM; an invoke stays interruptible with Ctrl-C); past it the invoke raises
+    :class:`LimitError`. The interpreter's own sizing passes (:meth:`min_arena_bytes`,
+    the size that works in an ArenaTooSmallError, :meth:`resize_input_tensor`) use it
+    too, or :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS` when it is None.
     """
+
+    #: invoke refuses an operator reading a tensor nothing wrote (see
+    #: :func:`check_reads_before_writes`); sizing passes do not
+    refuse_undefined_reads = True
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
-                 alt_decompression_memory_size: int = 0):
+                 alt_decompression_memory_size: int = 0,
+                 max_loop_iterations: Optional[int] = INVOKE_LOOP_ITERATIONS):
         limit_blas_threads()
+        self._max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
         if op_resolver is None:
@@ -125,8 +171,10 @@ class MicroInterpreter:
         self.recording = bool(recording)
         if arena_size is None:
             arena_size = len(self.model.raw) * 10
-        if isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer)) or arena_size < 0:
-            raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
+        if (isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer))
+                or not 0 <= arena_size <= MAX_ARENA_BYTES):
+            raise InputError(f"arena_size must be a number of bytes from 0 to {MAX_ARENA_BYTES} "
+                             f"(2^40), not {arena_size!r}")
         self.arena_size = int(arena_size)
         self._guard = _Guard()
         #: optional callable(node, seconds) called after each operator's invoke
@@ -134,13 +182,15 @@ class MicroInterpreter:
         self.num_resource_variables = int(num_resource_variables)
         if (isinstance(alt_decompression_memory_size, bool)
                 or not isinstance(alt_decompression_memory_size, (int, np.integer))
-                or alt_decompression_memory_size < 0):
-            raise InputError(f"alt_decompression_memory_size must be a non-negative number of "
-                             f"bytes, not {alt_decompression_memory_size!r}")
+                or not 0 <= alt_decompression_memory_size <= MAX_ALT_DECOMPRESSION_BYTES):
+            raise InputError(f"alt_decompression_memory_size must be a number of bytes from 0 to "
+                             f"{MAX_ALT_DECOMPRESSION_BYTES} (2^32 - 1), not "
+                             f"{alt_decompression_memory_size!r}")
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         self._allocated = self._invoked = False
+        self._reads_checked = False
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
@@ -172,10 +222,17 @@ class MicroInterpreter:
                 self.resource_variables = MicroResourceVariables.create(
                     self.allocator, self.num_resource_variables)
             self.ctx = KernelContext(self)
+            self.ctx.loop_budget = self._max_loop_iterations
             if self.alt_decompression_memory_size:
                 # MicroContext::SetDecompressionMemory keeps one size_t per region
                 self.allocator.allocate_persistent_buffer(self.target.sizeof("size_t"))
-                self.ctx.decompression_memory = bytearray(self.alt_decompression_memory_size)
+                # zero-filled on demand: pages no decompressed tensor touches cost nothing
+                try:
+                    self.ctx.decompression_memory = np.zeros(self.alt_decompression_memory_size, np.uint8)
+                except (MemoryError, ValueError):
+                    raise LimitError(f"this host cannot allocate the "
+                                     f"{self.alt_decompression_memory_size} bytes of the alternate "
+                                     "decompression memory", limit="host memory") from None
         except ArenaTooSmallError as e:
             self._report_once(e)
             raise self._with_min_arena(e) from None
@@ -217,7 +274,21 @@ class MicroInterpreter:
             self.delegates.append(delegate)
 
     # -------------------------------------------------------------- set up
+    @property
+    def max_loop_iterations(self) -> Optional[int]:
+        """WHILE iterations one invoke may run, all loops together (None: no bound)."""
+        return self._max_loop_iterations
+
+    @max_loop_iterations.setter
+    def max_loop_iterations(self, value: Optional[int]) -> None:
+        self._max_loop_iterations = check_loop_iterations(value)
+        self.ctx.loop_budget = self._max_loop_iterations
+
+    #: the earlier name of :attr:`max_loop_iterations`
+    max_while_iterations = max_loop_iterations
+
     def _make_arena(self, size: int) -> Arena:
+        """The arena (bookkeeping; host memory is taken only for the bytes used)."""
         try:
             if self.recording:
                 return RecordingArena(size)
@@ -297,7 +368,8 @@ class MicroInterpreter:
             raise
 
     def _allocate(self) -> None:
-        with np.errstate(all="ignore"):
+        from kernels.internal.quantization import c_semantics
+        with np.errstate(all="ignore"), c_semantics(self.target.cpu):
             self._allocate_steps()
 
     def _allocate_steps(self) -> None:
@@ -337,10 +409,15 @@ class MicroInterpreter:
                 ctx.node = node
                 before = self.arena.persistent_used_bytes
                 try:
+                    self._check_writable_outputs(sg, node)
                     node.registration.prepare(ctx, node)
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "prepare")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "prepare")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to prepare: {type(e).__name__}: {e}")
@@ -371,6 +448,17 @@ class MicroInterpreter:
         ctx.state = INVOKE
         self._allocated = True
         self._reset()
+
+    def _check_writable_outputs(self, sg: SubgraphAllocation, node) -> None:
+        """An operator output that is a constant tensor of the model: TFLM's kernel would
+        write its results into the model's buffer (read-only flash on a device); refused
+        before the kernel's prepare."""
+        for k, t in enumerate(node.outputs):
+            if 0 <= t < len(sg.tensors) and sg.tensors[t].is_constant:
+                raise self.ctx.error(
+                    f"output {k} ({sg.tensors[t].spec.describe()}) is a constant tensor of the "
+                    "model: its values are the model's, and TFLM's kernel would write its "
+                    "results into the model's buffer (read-only flash on a device)")
 
     def _check_compressed_inputs(self, s: int, sg: SubgraphAllocation, node) -> None:
         """A COMPRESSION_METADATA tensor read by a kernel that does not decompress it:
@@ -466,14 +554,35 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
+            if self.refuse_undefined_reads and not self._reads_checked:
+                check_reads_before_writes(self.model)
+                self._reads_checked = True
+            self.ctx.loop_iterations = 0
+            trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
-            with np.errstate(all="ignore"):
-                status = self._invoke_subgraph(0)
+            try:
+                with np.errstate(all="ignore"), c_semantics(self.target.cpu):
+                    status = self._invoke_subgraph(0)
+            except BaseException:
+                # interrupted (Ctrl-C) or failed part-way: drop what the unfinished run left
+                # in the arena's bookkeeping, so the interpreter can invoke again
+                self._abandon_invoke(trace_length)
+                raise
             if not self._invoked and status == STATUS_OK:
                 # one whole invoke completes the allocation timeline; later ones repeat it
                 self._invoked = True
                 self.arena.tracing = False
             return status
+
+    def _abandon_invoke(self, trace_length: int) -> None:
+        """After an invoke that did not finish: its temporaries are dropped, the
+        decompression memory is reset, and an unfinished first invoke leaves no partial
+        entries in the allocation timeline (the next complete invoke records it)."""
+        self.arena.abandon_temporaries()
+        self.ctx.reset_decompression_memory()
+        self.ctx.subgraph_index, self.ctx.node = 0, None
+        if not self._invoked:
+            del self.arena.trace[trace_length:]
 
     def invoke_subgraph(self, index: int) -> int:
         """Run subgraph ``index`` (used by control-flow kernels while invoking); returns
@@ -503,6 +612,10 @@ class MicroInterpreter:
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "invoke")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "invoke")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")
@@ -604,6 +717,8 @@ class MicroInterpreter:
         return self._index_by_name(name, self.model.subgraphs[0].outputs, "output")
 
     def _index_by_name(self, name: str, indices, kind: str) -> int:
+        if not isinstance(name, str):
+            raise InputError(f"a model {kind} name must be a string, not {name!r}")
         tensors = self.model.subgraphs[0].tensors
         for k, t in enumerate(indices):
             if tensors[t].name == name:
@@ -685,6 +800,9 @@ class MicroInterpreter:
         """The data of any tensor (constant data, or its arena view). With the greedy
         planner an intermediate tensor's memory is reused by later tensors."""
         self._require_allocated()
+        for what, value in (("tensor index", index), ("subgraph index", subgraph)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InputError(f"{what} must be an integer, not {value!r}")
         if not 0 <= subgraph < len(self.subgraphs):
             raise TensorIndexError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
         tensors = self.subgraphs[subgraph].tensors
@@ -716,35 +834,22 @@ class MicroInterpreter:
         return min_arena_bytes(arena.trace, upper_bound=max(1024, arena.stats.total_peak or 1024))
 
     def _arena_with_large_size(self) -> Arena:
-        """The arena of a probe interpreter (same model, kernels, target, planner) that
-        allocated and invoked once in an arena large enough: its complete timeline. Up to
-        :data:`MAX_PROBE_ARENA_BYTES` (or twice this interpreter's arena): beyond that an
-        :class:`ArenaTooSmallError` whose ``lower_bound`` says so."""
-        from arena.allocator import tensor_bytes
-        largest = max([tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
-                       if t.data is None] + [0])
-        limit = max(MAX_PROBE_ARENA_BYTES, 2 * self.arena_size)
-        size = min(max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20, 2 * largest), limit)
-        while True:
-            if largest <= size:
-                try:
-                    probe = _Probe(self.model, self.op_resolver, size, target=self.target,
-                                   planner=self.planner, recording=self.recording,
-                                   num_resource_variables=self.num_resource_variables,
-                                   error_reporter=lambda m: None,
-                                   alt_decompression_memory_size=self.alt_decompression_memory_size)
-                    probe.allocate_tensors()
-                    probe.invoke()
-                    return probe.arena
-                except ArenaTooSmallError:
-                    pass
-            if size >= limit:
-                break
-            size = min(size * 4, limit)
-        error = ArenaTooSmallError(f"the model does not fit in an arena of {limit} bytes, the most "
-                                   "micro-runtime sets aside to measure the minimum", 0, 0, 0)
-        error.lower_bound = max(limit + 1, largest)
-        raise error
+        """The arena of a sizing pass (same model, kernels, target, planner): allocation
+        and one invoke in a nominal arena of PROBE_ARENA_BYTES, which takes host memory
+        only for the bytes used; its trace is the complete allocation timeline."""
+        bound = self._max_loop_iterations
+        probe = SizingProbe(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
+                            planner=self.planner, recording=self.recording,
+                            num_resource_variables=self.num_resource_variables,
+                            error_reporter=lambda m: None,
+                            alt_decompression_memory_size=self.alt_decompression_memory_size,
+                            max_loop_iterations=SIZING_LOOP_ITERATIONS if bound is None else bound)
+        probe.ctx.loop_budget_hint = ("the interpreter's sizing pass allows "
+                                      f"{probe.max_loop_iterations}; set max_loop_iterations to "
+                                      "allow more")
+        probe.allocate_tensors()
+        probe.invoke()
+        return probe.arena
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:
@@ -767,9 +872,13 @@ class MicroInterpreter:
             pass
 
 
-class _Probe(MicroInterpreter):
-    """The interpreter :meth:`MicroInterpreter.min_arena_bytes` runs in a large arena: a
-    refusal is final (no minimum measured in turn)."""
+class SizingProbe(MicroInterpreter):
+    """The interpreter of a sizing pass: a failure (even in its 2^40-byte nominal arena)
+    is reported as it is, without another sizing pass for the size that would work; a
+    tensor read before anything writes it does not stop the pass (its values do not
+    change the allocations)."""
+
+    refuse_undefined_reads = False
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         return error

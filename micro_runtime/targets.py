@@ -85,6 +85,14 @@ class Target:
     #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
     libm: str = "glibc"
 
+    @property
+    def cpu(self) -> str:
+        """The CPU the build runs on, for what C leaves undefined in the requantisation
+        routines at extreme scales (see :data:`kernels.internal.quantization.CPUS`):
+        "arm" for the Cortex-M builds, "x86" for the host ones (the tflite-micro package,
+        mcu32)."""
+        return "arm" if self.core else "x86"
+
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
         return (self.critical_fields or {}).get(struct, ())

@@ -103,7 +103,7 @@ def test_drift_with_given_inputs(capsys, tmp_path):
     (["--input", "{wrong_dtype}"], "expected dtype int8 but got float32"),
     (["--input", "{wrong_shape}"], "expected shape (1, 1)"),
     (["--input", "{missing}"], "cannot read input 0"),
-    (["--seeds", "0"], "--seeds must be >= 1"),
+    (["--seeds", "0"], "--seeds must be at least 1"),
 ])
 def test_drift_errors_are_one_line(capsys, tmp_path, args, message):
     np.save(tmp_path / "wrong_dtype.npy", np.zeros((1, 1), np.float32))

@@ -62,19 +62,21 @@ def _ms(seconds: float) -> float:
 
 def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, delegate: str = "none",
                   target: str = DEFAULT_TARGET, seed: int = 0, interpreter: str = "recording",
-                  on_progress: Optional[Callable[[int, int], None]] = None) -> BenchReport:
+                  on_progress: Optional[Callable[[int, int], None]] = None,
+                  max_loop_iterations: Optional[int] = None) -> BenchReport:
     """Benchmark ``model_path`` (see the module doc) with a RecordingMicroInterpreter
     (``interpreter="recording"``) or a MicroInterpreter (``"micro"``: its arena figures);
-    ``on_progress(done, total)`` after each warm-up and timed invoke."""
-    from arena.arena import replay
+    ``on_progress(done, total)`` after each warm-up and timed invoke. ``seed``: 0 to
+    2^32 - 1. ``max_loop_iterations``: see :class:`MicroInterpreter`."""
+    from arena.arena import PROBE_ARENA_BYTES, replay
     from ..api import count_resource_variables
     from .drift import random_inputs
-    from ..errors import ArenaTooSmallError
     from ..interpreter import MicroInterpreter
     from ..targets import get_target
-    for name, value, low in (("warmup_runs", warmup_runs, 0), ("num_runs", num_runs, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise InputError(f"{name} must be an integer >= {low}, not {value!r}")
+    from ..limits import check_int_option
+    check_int_option(warmup_runs, "warmup_runs", 0, 1000000)
+    check_int_option(num_runs, "num_runs", 1, 1000000)
+    check_int_option(seed, "seed", 0, (1 << 32) - 1)
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     if delegate not in DELEGATES:
@@ -86,22 +88,16 @@ def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, del
     model = load_model(model_path)
     load_s = time.perf_counter() - start
 
-    size = max(len(model.raw) * 10, 1 << 20)
-    for attempt in range(7):
-        start = time.perf_counter()
-        it = MicroInterpreter(model, arena_size=size, target=target_name, recording=interpreter == "recording",
-                              num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None)
-        init_s = time.perf_counter() - start
-        try:
-            start = time.perf_counter()
-            it.allocate_tensors()
-            allocate_s = time.perf_counter() - start
-            break
-        except ArenaTooSmallError:
-            if attempt == 6:
-                raise
-            size *= 4
+    # a nominal arena of 2^40 bytes: host memory is taken only for the bytes used
+    start = time.perf_counter()
+    it = MicroInterpreter(model, arena_size=PROBE_ARENA_BYTES, target=target_name,
+                          recording=interpreter == "recording",
+                          num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None, max_loop_iterations=max_loop_iterations)
+    init_s = time.perf_counter() - start
+    start = time.perf_counter()
+    it.allocate_tensors()
+    allocate_s = time.perf_counter() - start
     delegate_s = None
     if delegate != "none":
         from ..delegates.float_delegate import FloatDelegate

@@ -29,7 +29,17 @@ import numpy as np
 from ..errors import InputError, MicroRuntimeError
 from ..targets import DEFAULT_TARGET, TARGET_ALIASES, get_target, targets_help
 from .output_paths import check_output_path, output_files, write_file
-from .sizing import INTERPRETERS, SIZE_KEYS
+
+# the interpreter classes a figure can be for (as micro_runtime.tools.sizing.INTERPRETERS;
+# the kernels are imported only when a command runs, so Ctrl-C is handled from the start)
+INTERPRETERS = ("recording", "micro")
+
+
+def __getattr__(name):
+    if name == "SIZE_KEYS":       # re-exported from .sizing, loaded on first use
+        from .sizing import SIZE_KEYS
+        return SIZE_KEYS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 BUNDLED_PREFIX = "bundled:"
 #: the class name each ``--interpreter`` value stands for
@@ -80,16 +90,26 @@ def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: boo
     recording = args.interpreter == "recording"
     resolver = getattr(args, "resolver", None)
     if arena_size is None:
-        arena_size = measure_arena(model, args.target, op_resolver=resolver,
-                                   recording=recording).min_arena_bytes
+        arena_size = measure_arena(model, args.target, op_resolver=resolver, recording=recording,
+                                   max_loop_iterations=_sizing_loops(args)).min_arena_bytes
     cls = RecordingMicroInterpreter if recording else MicroInterpreter
+    # ``run`` invokes as TFLM (no loop bound unless given); audit / plan are sizing passes
+    loops = args.max_loop_iterations if args.command == "run" else _sizing_loops(args)
     it = cls(model, resolver, arena_size=arena_size, target=args.target,
-             num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None)
+             num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None,
+             max_loop_iterations=loops)
     if invoke:
         it.invoke()
     else:
         it.allocate_tensors()
     return it
+
+
+def _sizing_loops(args) -> int:
+    """The loop bound of a sizing pass: ``--max-loop-iterations``, else the default."""
+    from ..limits import SIZING_LOOP_ITERATIONS
+    value = getattr(args, "max_loop_iterations", None)
+    return SIZING_LOOP_ITERATIONS if value is None else value
 
 
 def _emit(args, data, text: List[str]) -> None:
@@ -177,6 +197,7 @@ def _csv_value(key: str, value):
 
 def _write_csv(rows: List[dict]) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
+    from .sizing import SIZE_KEYS
     columns = ("path",) + SIZE_KEYS + ("error",)
     writer.writerow(columns)
     for row in rows:
@@ -201,7 +222,8 @@ def cmd_size(args) -> int:
         name = os.path.basename(paths[0])
         results = [measure_arena(model, target, op_resolver=args.resolver,
                                  recording=interpreter == "recording",
-                                 alt_decompression_memory_size=args.alt_decompression_memory)
+                                 alt_decompression_memory_size=args.alt_decompression_memory,
+                                 max_loop_iterations=_sizing_loops(args))
                    for target in targets]
         if snippet:
             print((c_snippet if args.c else cpp_snippet)(name, results[0]))
@@ -228,7 +250,7 @@ def cmd_size(args) -> int:
         for target in targets:
             rows += size_many(files, target, interpreter, args.jobs,
                               on_done=lambda row: bar.advance(note=row["model"]),
-                              custom_ops=args.custom_ops)
+                              custom_ops=args.custom_ops, max_loop_iterations=_sizing_loops(args))
     errors = [r for r in rows if r["error"]]
     if args.csv:
         _write_csv(rows)
@@ -375,7 +397,7 @@ def cmd_run(args) -> int:
         if n:
             it.reset()
         for i, x in enumerate(inputs):
-            it.set_input(np.ascontiguousarray(x[n]), i)
+            it.set_input(np.array(x[n]), i)     # a copy that keeps a 0-d shape
         it.invoke()
         for k in range(len(results)):
             results[k].append(np.array(it.output(k)))
@@ -414,7 +436,8 @@ def cmd_eval(args) -> int:
                                 stream=args.stream, labels_path=args.labels,
                                 output_index=args.output_index, progress=bar.update,
                                 jobs=args.jobs, quantize=args.quantize, targets_path=args.expected,
-                                classifier=args.classifier)
+                                classifier=args.classifier,
+                                max_loop_iterations=args.max_loop_iterations)
     arrays = result.pop("arrays")
     for path, value, entry in zip(paths, arrays, result["outputs"]):
         write_file(path, "--output", lambda f, v=value: np.save(f, v))
@@ -451,7 +474,8 @@ def cmd_info(args) -> int:
     arena, arena_error, allocations = None, None, None
     try:
         size = measure_arena(model, args.target, op_resolver=args.resolver,
-                             recording=args.interpreter == "recording")
+                             recording=args.interpreter == "recording",
+                             max_loop_iterations=_sizing_loops(args))
         arena = {"target": size.target, "min_arena_bytes": size.recording_min_arena_bytes,
                  "plain_min_arena_bytes": size.plain_min_arena_bytes}
         allocations = operator_allocations(_make_interpreter(model, args, size.min_arena_bytes,
@@ -573,7 +597,7 @@ def cmd_drift(args) -> int:
     with _progress(args, "drift") as bar:
         report = measure_drift(model, args.precision, inputs=args.input or None, seeds=args.seeds,
                                target=args.target, clamp=args.clamp, interpreter=args.interpreter,
-                               on_progress=bar.update)
+                               on_progress=bar.update, max_loop_iterations=args.max_loop_iterations)
     data = report.as_dict()
     data["model"] = _model_name(args.model)
     report.model = data["model"]
@@ -590,7 +614,8 @@ def cmd_bench(args) -> int:
     with _progress(args, "bench") as bar:
         report = run_benchmark(path, warmup_runs=args.warmup_runs, num_runs=args.num_runs,
                                delegate=args.delegate, target=args.target, seed=args.seed,
-                               interpreter=args.interpreter, on_progress=bar.update)
+                               interpreter=args.interpreter, on_progress=bar.update,
+                               max_loop_iterations=args.max_loop_iterations)
     _emit(args, report.as_dict(), format_bench(report))
     return 0
 
@@ -936,6 +961,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the C++ MicroMutableOpResolver<N> declaration and the Add...() "
                         "calls the model needs (TFLM's method names; the kernels are --target's)")
     p.set_defaults(func=cmd_ops)
+    _add_limits(sub)
     return parser
 
 
@@ -997,6 +1023,82 @@ def _with_hint(error: MicroRuntimeError) -> str:
                      + " ".join(f"--custom-op {name}=persistent:BYTES,scratch:BYTES" for name in custom)
                      + " (a stand-in kernel; its outputs are not computed)")
     return text
+#: verbs whose invoke is a sizing pass (bounded loops by default) and verbs that invoke
+#: as TFLM does (no bound unless given)
+SIZING_VERBS = ("size", "audit", "plan", "info")
+INVOKE_VERBS = ("run", "eval", "bench", "drift")
+#: (verb or "*", option dest) -> (lowest, highest) accepted value; floats are checked
+#: as (low, high] when low is 0.0. Each option's --help shows its range.
+OPTION_RANGES = {
+    ("*", "arena_size"): (0, 1 << 40),
+    ("size", "alt_decompression_memory"): (0, (1 << 32) - 1),
+    ("*", "max_loop_iterations"): (0, 1 << 62),
+    ("plan", "width"): (10, 10000),
+    ("eval", "batch"): (1, 1 << 16),
+    ("eval", "output_index"): (0, (1 << 31) - 1),
+    ("drift", "seeds"): (1, 10000),
+    ("bench", "warmup_runs"): (0, 1000000),
+    ("bench", "num_runs"): (1, 1000000),
+    ("bench", "seed"): (0, (1 << 32) - 1),
+    ("optimize", "budget"): (0.0, 86400.0),
+    ("optimize", "time_limit"): (0.0, 86400.0),
+    ("optimize", "stage_end"): (0, (1 << 31) - 1),
+    ("optimize", "max_stages"): (1, 64),
+    ("optimize", "refine_moves"): (0, 10000000),
+}
+
+
+#: (verb, dest) -> the option's name on the command line (filled by _add_limits)
+_OPTION_NAMES: dict = {}
+
+
+def _add_limits(sub) -> None:
+    """--max-loop-iterations on the verbs that invoke, and each ranged option's range
+    in its help (one place for both)."""
+    from ..limits import SIZING_LOOP_ITERATIONS
+    for verb in SIZING_VERBS + INVOKE_VERBS:
+        sizing = verb in SIZING_VERBS
+        sub.choices[verb].add_argument(
+            "--max-loop-iterations", type=int, default=None, metavar="N",
+            help=(f"WHILE iterations the sizing pass may run, all loops together (default "
+                  f"{SIZING_LOOP_ITERATIONS}); past it the command stops with an error "
+                  "(TFLM would run on)" if sizing else
+                  "WHILE iterations each invoke may run, all loops together (default: no bound, "
+                  "as TFLM; Ctrl-C interrupts, status 130)"
+                  + (f"; the arena sizing before the run allows {SIZING_LOOP_ITERATIONS} unless "
+                     "this is given" if verb == "run" else "")))
+    for verb, p in sub.choices.items():
+        for action in p._actions:
+            low_high = OPTION_RANGES.get((verb, action.dest)) or OPTION_RANGES.get(("*", action.dest))
+            if low_high and action.option_strings:
+                _OPTION_NAMES[(verb, action.dest)] = action.option_strings[0]
+            if low_high and action.help and action.help is not argparse.SUPPRESS:
+                low, high = low_high
+                action.help += (f" [range: {low:g} < value <= {high:g}]" if isinstance(low, float)
+                                else f" [range: {low} to {high}]")
+
+
+def _check_ranges(args) -> None:
+    """Every numeric option inside its documented range (InputError naming it)."""
+    for (verb, dest), (low, high) in OPTION_RANGES.items():
+        if verb not in ("*", args.command):
+            continue
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        option = _OPTION_NAMES.get((args.command, dest), "--" + dest.replace("_", "-"))
+        if isinstance(low, float):
+            where = f"(range: {low:g} < value <= {high:g})"
+            if not value > low:                    # also refuses nan
+                raise InputError(f"{option} must be a positive number of seconds, not {value} {where}")
+            if not value <= high:
+                raise InputError(f"{option} must be at most {high:g} seconds, not {value} {where}")
+        else:
+            where = f"(range: {low} to {high})"
+            if value < low:
+                raise InputError(f"{option} must be at least {low}, not {value} {where}")
+            if value > high:
+                raise InputError(f"{option} must be at most {high}, not {value} {where}")
 
 
 def _check_options(args) -> None:
@@ -1015,15 +1117,18 @@ def _check_options(args) -> None:
     if getattr(args, "jobs", None) is not None:
         from ..workers import check_jobs
         check_jobs(args.jobs, "--jobs")
+    _check_ranges(args)
     _check_custom_ops(args)
     if args.interpreter not in INTERPRETERS:
         raise InputError(f"unknown interpreter {args.interpreter!r}; one of: {', '.join(INTERPRETERS)}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """The command line: exit status 0, 1 (an error, one line on stderr), 2 (a command
+    line that cannot be parsed) or 130 (interrupted by Ctrl-C, one line on stderr)."""
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         _check_options(args)
         status = args.func(args)
         sys.stdout.flush()          # a closed pipe shows here, not at interpreter exit

@@ -24,12 +24,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import ArenaTooSmallError, InputError
+from ..errors import InputError
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
 from ..targets import DEFAULT_TARGET
 
 #: ``--json`` keys of ``drift`` (stable).
+#: the most samples one drift run takes (input files or --seeds): each runs through two
+#: interpreters one at a time
+MAX_DRIFT_SAMPLES = 10000
+
 DRIFT_KEYS = ("model", "target", "interpreter", "precision", "clamp", "samples", "input_source", "seeds",
               "total_nodes", "delegated_nodes", "delegate_subsets", "rejected_nodes", "outputs")
 #: keys of each entry of ``outputs``.
@@ -73,24 +77,18 @@ class DriftReport:
 
 
 def allocated_interpreter(model: Model, target: str, op_resolver: Optional[OpResolver] = None,
-                          recording: bool = False):
-    """A MicroInterpreter for ``model`` with an arena large enough (grown on demand),
-    allocated. Errors are raised, not printed."""
+                          recording: bool = False, max_loop_iterations: Optional[int] = None):
+    """A MicroInterpreter for ``model``, allocated in a nominal arena of 2^40 bytes
+    (which takes host memory only for the bytes the model uses). Errors are raised, not
+    printed. ``max_loop_iterations``: see :class:`MicroInterpreter`."""
+    from arena.arena import PROBE_ARENA_BYTES
     from ..api import count_resource_variables
     from ..interpreter import MicroInterpreter
-    size = max(len(model.raw) * 10, 1 << 20)
-    for attempt in range(7):
-        it = MicroInterpreter(model, op_resolver, size, target=target, recording=recording,
-                              num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None)
-        try:
-            it.allocate_tensors()
-            return it
-        except ArenaTooSmallError:
-            if attempt == 6:
-                raise
-            size *= 4
-    raise AssertionError("unreachable")
+    it = MicroInterpreter(model, op_resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
+                          num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None, max_loop_iterations=max_loop_iterations)
+    it.allocate_tensors()
+    return it
 
 
 #: ops that pass a tensor through without changing which element is largest
@@ -148,8 +146,8 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
         if isinstance(src, np.ndarray):
             value = src
         else:
-            from .arrays import load_npy
-            value = load_npy(src, f"input {k}")
+            from .arrays import load_npy, sample_file_limit
+            value = load_npy(src, f"input {k}", sample_file_limit(spec, MAX_DRIFT_SAMPLES))
         if value.dtype != spec.dtype:
             raise InputError(f"input {k}: expected dtype {spec.dtype} but got {value.dtype} "
                              "(values are not cast)")
@@ -168,7 +166,8 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
                   inputs: Optional[Sequence[Union[str, np.ndarray]]] = None, seeds: int = 8,
                   target: str = DEFAULT_TARGET, op_resolver: Optional[OpResolver] = None,
                   clamp: bool = False, interpreter: str = "recording",
-                  on_progress: Optional[Callable[[int, int], None]] = None) -> DriftReport:
+                  on_progress: Optional[Callable[[int, int], None]] = None,
+                  max_loop_iterations: Optional[int] = None) -> DriftReport:
     """Outputs of the integer reference vs. the float delegate (see the module doc);
     ``clamp``: see :class:`~micro_runtime.delegates.float_delegate.FloatDelegate`;
     ``interpreter``: "recording" (RecordingMicroInterpreter) or "micro" (the outputs do
@@ -176,13 +175,15 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
     from ..delegates.float_delegate import FloatDelegate
     model = model if isinstance(model, Model) else load_model(model)
     delegate = FloatDelegate(precision, op_resolver, clamp=clamp)   # validates precision
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise InputError(f"seeds must be a positive number of samples, not {seeds!r}")
+    if (isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer))
+            or not 1 <= seeds <= MAX_DRIFT_SAMPLES):
+        raise InputError(f"seeds must be a number of samples from 1 to {MAX_DRIFT_SAMPLES}, "
+                         f"not {seeds!r}")
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     recording = interpreter == "recording"
-    reference = allocated_interpreter(model, target, op_resolver, recording)
-    accelerated = allocated_interpreter(model, target, op_resolver, recording)
+    reference = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
+    accelerated = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
     accelerated.modify_graph_with_delegate(delegate)
 
     sg = model.main

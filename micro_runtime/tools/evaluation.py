@@ -220,7 +220,7 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
                    stream: bool, labels_path: Optional[str] = None, output_index: int = 0,
                    progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1,
                    quantize: bool = False, targets_path: Optional[str] = None,
-                   classifier: bool = False) -> Dict:
+                   classifier: bool = False, max_loop_iterations: Optional[int] = None) -> Dict:
     """Everything ``micro-runtime eval`` reports, as a dictionary (the output arrays
     themselves under ``arrays``). ``progress(done, total)`` follows the samples;
     ``jobs``: worker processes (see :mod:`micro_runtime.workers`); ``quantize``: the
@@ -246,7 +246,8 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
     inputs, _ = load_samples(input_paths, [main.tensors[t] for t in main.inputs], quantize, "--inputs")
     samples = inputs[0].shape[0] if inputs else None
     evaluator = Evaluator(model, target=target, batch=batch, stream=stream,
-                          samples=samples_per_job(samples, jobs))
+                          samples=samples_per_job(samples, jobs),
+                          max_loop_iterations=max_loop_iterations)
     start = time.perf_counter()
     outputs = evaluator.run(inputs, progress=progress, jobs=jobs)
     seconds = time.perf_counter() - start

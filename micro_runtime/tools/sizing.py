@@ -17,9 +17,11 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from arena.arena import min_arena_bytes, replay
+from arena.arena import PROBE_ARENA_BYTES, min_arena_bytes, replay
 
+from ..errors import InputError
 from ..interpreter import MicroInterpreter
+from ..limits import SIZING_LOOP_ITERATIONS, check_loop_iterations
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
 from ..targets import DEFAULT_TARGET, Target, get_target
@@ -126,48 +128,69 @@ def format_sum(label: str, total: int, terms: Sequence[Tuple[str, int]], width: 
 
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
-           planner: str, alt_decompression_memory_size: int = 0) -> MicroInterpreter:
+           planner: str, alt_decompression_memory_size: int = 0,
+           max_loop_iterations: Optional[int] = SIZING_LOOP_ITERATIONS,
+           invoke: bool = True) -> MicroInterpreter:
+    """The model allocated (and invoked once, with ``invoke``) in a nominal arena of
+    PROBE_ARENA_BYTES: the arena takes host memory only for the bytes the model uses,
+    so the pass costs no more than the minimum it measures (see :mod:`arena.arena`). Its
+    loops may run ``max_loop_iterations`` iterations in all (LimitError past that)."""
     from ..api import count_resource_variables
-    size = max(len(model.raw) * 10, 1 << 20)
-    last_error = None
-    for _ in range(8):
-        it = MicroInterpreter(model, resolver, size, target=target, recording=recording,
-                              planner=planner, num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None,
-                              alt_decompression_memory_size=alt_decompression_memory_size)
-        try:
-            it.allocate_tensors()
-        except Exception as e:  # noqa: BLE001 - retried with a larger arena if too small
-            from ..errors import ArenaTooSmallError
-            if not isinstance(e, ArenaTooSmallError):
-                raise
-            last_error = e
-            size *= 4
-            continue
+    from ..interpreter import SizingProbe
+    it = SizingProbe(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
+                          planner=planner, num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None,
+                          alt_decompression_memory_size=alt_decompression_memory_size,
+                          max_loop_iterations=max_loop_iterations)
+    it.ctx.loop_budget_hint = (f"the sizing pass allows {max_loop_iterations} "
+                               "(--max-loop-iterations N, or measure_arena(max_loop_iterations=N))")
+    it.allocate_tensors()
+    it.allocation_trace_length = len(it.arena.trace)
+    if invoke:
         it.invoke()
-        return it
-    raise last_error
+    return it
+
+
+def _invoke_part(it: MicroInterpreter) -> Optional[list]:
+    """The calls the probe's invoke made (after allocation), when they are temporaries
+    only: the same for the recording and the plain allocator (the temporaries sit above
+    the same planned head), so the second probe need not invoke again; None otherwise."""
+    from arena.arena import DEALLOC_TEMP, RESET_TEMP, TEMP
+    part = it.arena.trace[it.allocation_trace_length:]
+    return part if all(entry[0] in (TEMP, DEALLOC_TEMP, RESET_TEMP) for entry in part) else None
 
 
 def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[str, Target] = DEFAULT_TARGET,
                   op_resolver: Optional[OpResolver] = None, recording: bool = True,
-                  planner: str = "greedy", alt_decompression_memory_size: int = 0) -> ArenaSize:
+                  planner: str = "greedy", alt_decompression_memory_size: int = 0,
+                  max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> ArenaSize:
     """Exact arena figures for ``model`` on ``target`` (allocation + one invoke on zeros):
     the breakdown for the RecordingMicroAllocator (``recording``) or the plain
     MicroAllocator, and both minimums. ``alt_decompression_memory_size``: bytes of memory
-    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none."""
+    outside the arena for decompressed tensors (TFLM's SetDecompressionMemory), 0 for none.
+    ``max_loop_iterations``: WHILE iterations the invoke may run in all (default
+    :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS`); a model whose loops run longer
+    on zeros gets a :class:`~micro_runtime.errors.LimitError` (TFLM would run on)."""
     model = model if isinstance(model, Model) else load_model(model)
     target = get_target(target)
+    if max_loop_iterations is None:
+        raise InputError("max_loop_iterations: a sizing pass needs a bound (a number of iterations)")
+    max_loop_iterations = check_loop_iterations(max_loop_iterations)
     from .plan_view import head_peak, plan_entries
     minimums = {}
     chosen = peak = None
+    invoke_part = None
     for with_recording in (recording, not recording):
+        # the second probe reuses the first one's invoke when it made temporaries only
+        # (a model with long loops is then run once, not twice)
         it = _probe(model, target, op_resolver, with_recording, planner,
-                    alt_decompression_memory_size)
-        minimums[with_recording] = min_arena_bytes(it.arena.trace, upper_bound=it.arena.stats.total_peak or 1024)
+                    alt_decompression_memory_size, max_loop_iterations, invoke=invoke_part is None)
+        trace = it.arena.trace if invoke_part is None else it.arena.trace + invoke_part
+        minimums[with_recording] = min_arena_bytes(trace, upper_bound=it.arena.stats.total_peak or 1024)
         if chosen is None:
-            chosen = replay(it.arena.trace, minimums[with_recording])
+            chosen = replay(trace, minimums[with_recording])
             peak = head_peak(plan_entries(it))
+            invoke_part = _invoke_part(it)
     return ArenaSize(
         target=target.name, allocator="recording" if recording else "plain",
         min_arena_bytes=minimums[recording], head_bytes=chosen.head_bytes,
@@ -204,7 +227,8 @@ SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "
 
 
 def size_model_file(path: str, target: str, interpreter: str = "recording",
-                    custom_ops: Sequence[Tuple[str, int, int]] = ()) -> dict:
+                    custom_ops: Sequence[Tuple[str, int, int]] = (),
+                    max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> dict:
     """The ``size`` record of the model file at ``path``, plus ``path`` and ``error``
     (None, or the one-line message of a MicroRuntimeError / OSError: one bad model
     does not stop a sweep). ``custom_ops``: (name, persistent bytes, scratch bytes) of
@@ -219,7 +243,8 @@ def size_model_file(path: str, target: str, interpreter: str = "recording",
         for name, persistent, scratch in custom_ops:
             resolver.add(StandInKernel(name, persistent, scratch))
     try:
-        result = measure_arena(path, target, op_resolver=resolver, recording=interpreter == "recording")
+        result = measure_arena(path, target, op_resolver=resolver, recording=interpreter == "recording",
+                               max_loop_iterations=max_loop_iterations)
     except (MicroRuntimeError, OSError) as e:
         return {**{k: None for k in SIZE_KEYS}, **row, "target": target, "interpreter": interpreter,
                 "error": str(e)}
@@ -243,7 +268,8 @@ def model_files(paths: Iterable[str]) -> List[str]:
 
 def size_many(paths: Sequence[str], target: str, interpreter: str = "recording", jobs: int = 1,
               on_done: Optional[Callable[[dict], None]] = None,
-              custom_ops: Sequence[Tuple[str, int, int]] = ()) -> List[dict]:
+              custom_ops: Sequence[Tuple[str, int, int]] = (),
+              max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> List[dict]:
     """One :func:`size_model_file` row per model, in the order of ``paths``. ``jobs``: worker
     processes (0: one per processor; never more than the processors or the models, see
     :mod:`micro_runtime.workers`; they die with this process). ``on_done(row)`` is called
@@ -253,7 +279,7 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
     jobs = worker_count(jobs, len(paths))
     if jobs <= 1:
         for k, path in enumerate(paths):
-            rows[k] = size_model_file(path, target, interpreter, custom_ops)
+            rows[k] = size_model_file(path, target, interpreter, custom_ops, max_loop_iterations)
             if on_done:
                 on_done(rows[k])
     else:
@@ -267,7 +293,7 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
         with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent,
                                  initargs=(os.getpid(),)) as pool:
             futures = {pool.submit(_size_chunk, [paths[k] for k in chunk], target, interpreter,
-                                   tuple(custom_ops)): chunk
+                                   tuple(custom_ops), max_loop_iterations): chunk
                        for chunk in chunks}
             for future in as_completed(futures):
                 for k, row in zip(futures[future], future.result()):
@@ -278,9 +304,11 @@ def size_many(paths: Sequence[str], target: str, interpreter: str = "recording",
 
 
 def _size_chunk(paths: Sequence[str], target: str, interpreter: str,
-                custom_ops: Sequence[Tuple[str, int, int]] = ()) -> List[dict]:
+                custom_ops: Sequence[Tuple[str, int, int]] = (),
+                max_loop_iterations: int = SIZING_LOOP_ITERATIONS) -> List[dict]:
     """:func:`size_model_file` for each path (one worker task)."""
-    return [size_model_file(path, target, interpreter, custom_ops) for path in paths]
+    return [size_model_file(path, target, interpreter, custom_ops, max_loop_iterations)
+            for path in paths]
 
 
 def _snippet_comment(model_name: str, result: ArenaSize, alignment_word: str) -> List[str]:
