@@ -13,8 +13,20 @@ from __future__ import annotations
 from kernels.add import Add
 from kernels.base import register_variant
 
+from .internal import routes
+
 
 @register_variant("esp-nn")
 class EspNNAdd(Add):
     op = "ADD"
     supported_types = Add.supported_types
+
+    @classmethod
+    def route(cls, target, graph, op):
+        a, b = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
+        out = routes.tensor(graph, op, 0, output=True)
+        if out is None or out.type != routes.INT8:
+            return routes.reference(f"{routes.type_name(out)} output (ESP-NN's add takes int8)")
+        if routes.broadcasts(a, b):
+            return routes.reference("a broadcast (ESP-NN adds equal shapes)")
+        return routes.esp_nn(target, "esp_nn_add_elementwise_s8")

@@ -34,6 +34,7 @@ from kernels.cmsis_nn.conv import _BiasTypeParams
 from kernels.conv import Conv2D, OpData
 from kernels.internal.tensor_utils import INT8, INT64
 
+from .internal import routes
 from .internal.common import check_uint16, function_set
 from .internal.scratch_sizes import conv_scratch_size
 
@@ -49,6 +50,17 @@ class EspConvOpData(OpData):
 class EspNNConv2D(Conv2D):
     op = "CONV_2D"
     supported_types = Conv2D.supported_types
+
+    @classmethod
+    def route(cls, target, graph, op):
+        inp, flt = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
+        why = routes.int8_only("convolution", inp, flt)
+        if why:
+            return routes.reference(why)
+        dilation = (int(op.params.get("dilation_h_factor", 1)), int(op.params.get("dilation_w_factor", 1)))
+        if dilation != (1, 1):
+            return routes.reference(f"dilation {dilation[0]}x{dilation[1]} (ESP-NN's convolution takes none)")
+        return routes.esp_nn(target, "esp_nn_conv_s8")
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("esp_nn.conv.NodeData"))

@@ -27,6 +27,7 @@ from kernels.conv import OpData
 from kernels.depthwise_conv import FILTER, INPUT, DepthwiseConv2D
 from kernels.internal.tensor_utils import INT8
 
+from .internal import routes
 from .internal.common import check_uint16, function_set
 from .internal.scratch_sizes import depthwise_conv_scratch_size
 
@@ -41,6 +42,18 @@ class EspDepthwiseOpData(OpData):
 class EspNNDepthwiseConv2D(DepthwiseConv2D):
     op = "DEPTHWISE_CONV_2D"
     supported_types = DepthwiseConv2D.supported_types
+
+    @classmethod
+    def route(cls, target, graph, op):
+        inp, flt = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
+        why = routes.int8_only("depthwise convolution", inp, flt)
+        if why:
+            return routes.reference(why)
+        dilation = (int(op.params.get("dilation_h_factor", 1)), int(op.params.get("dilation_w_factor", 1)))
+        if dilation != (1, 1):
+            return routes.reference(f"dilation {dilation[0]}x{dilation[1]} (ESP-NN's depthwise "
+                                    "convolution takes none)")
+        return routes.esp_nn(target, "esp_nn_depthwise_conv_s8")
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("esp_nn.depthwise_conv.NodeData"))

@@ -31,6 +31,7 @@ from kernels.base import register_variant
 from kernels.fully_connected import FullyConnected, OpData
 from kernels.internal.tensor_utils import INT8, INT16, INT32, type_name
 
+from .internal import routes
 from .internal.common import check_uint16
 
 
@@ -44,6 +45,17 @@ class EspNNFullyConnected(FullyConnected):
     supported_types = ("float32", "int8 (bias int32; per-channel weights offset by their zero point)",
                        "int8 x int4 (packed, bias int32)",
                        "int16 x int8 (per-tensor, bias int64 or none)")
+
+    @classmethod
+    def route(cls, target, graph, op):
+        inp, flt = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
+        why = routes.int8_only("fully connected", inp, flt)
+        if why:
+            return routes.reference(why + ("; per-tensor, int64 bias" if inp is not None and inp.type == routes.INT16 else ""))
+        q = flt.quantization
+        per_channel = q is not None and len(q.scales) > 1
+        return routes.esp_nn(target, "esp_nn_fully_connected_per_ch_s8" if per_channel
+                             else "esp_nn_fully_connected_s8")
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("fully_connected.OpDataFullyConnected"))

@@ -16,6 +16,7 @@ from kernels.base import register_variant
 from kernels.internal.tensor_utils import INT8
 from kernels.pooling import AveragePool2D, MaxPool2D
 
+from .internal import routes
 from .internal.common import check_uint16
 
 
@@ -42,6 +43,20 @@ class _EspPooling:
         except Exception as e:                       # noqa: BLE001 - reported at invoke
             data.esp_refusal = str(getattr(e, "detail", e))
 
+    #: the ESP-NN routine's name
+    routine = ""
+
+    @classmethod
+    def route(cls, target, graph, op):
+        inp = routes.tensor(graph, op, 0)
+        why = routes.int8_only("pooling", inp)
+        if why:
+            return routes.reference(why)
+        if inp.shape and inp.shape[-1] % 4:
+            return (f"ESP-NN {cls.routine}_ansi: ESP-NN's plain C ({inp.shape[-1]} channels, not a "
+                    "multiple of 4)")
+        return routes.esp_nn(target, cls.routine)
+
     def invoke(self, ctx, node):
         refusal = getattr(node.user_data, "esp_refusal", None)
         if refusal is not None:
@@ -53,9 +68,11 @@ class _EspPooling:
 class EspNNAveragePool2D(_EspPooling, AveragePool2D):
     op = "AVERAGE_POOL_2D"
     supported_types = AveragePool2D.supported_types
+    routine = "esp_nn_avg_pool_s8"
 
 
 @register_variant("esp-nn")
 class EspNNMaxPool2D(_EspPooling, MaxPool2D):
     op = "MAX_POOL_2D"
     supported_types = MaxPool2D.supported_types
+    routine = "esp_nn_max_pool_s8"

@@ -28,6 +28,7 @@ from kernels.base import register_variant
 from kernels.internal.tensor_utils import INT8
 from kernels.softmax import OpData, Softmax
 
+from .internal import routes
 from .internal.common import function_set
 from .internal.scratch_sizes import softmax_scratch_size
 
@@ -42,6 +43,14 @@ class EspSoftmaxOpData(OpData):
 class EspNNSoftmax(Softmax):
     op = "SOFTMAX"
     supported_types = Softmax.supported_types
+
+    @classmethod
+    def route(cls, target, graph, op):
+        inp, out = routes.tensor(graph, op, 0), routes.tensor(graph, op, 0, output=True)
+        if inp is None or out is None or inp.type != routes.INT8 or out.type != routes.INT8:
+            return routes.reference(f"{routes.type_name(inp)} -> {routes.type_name(out)} (ESP-NN's "
+                                    "softmax takes int8 -> int8)")
+        return routes.esp_nn(target, "esp_nn_softmax_s8")
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("esp_nn.softmax.NodeData"))
