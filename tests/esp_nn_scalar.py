@@ -179,3 +179,37 @@ def softmax_s8_ansi(rows: np.ndarray, mult: int, shift: int, diff_min: int) -> n
             else:
                 out[r, c] = -128
     return out
+
+
+def softmax_s8_opt_on_memory(mem: bytearray, in_at: int, out_at: int, scratch_at: int, height: int,
+                             width: int, mult: int, shift: int, diff_min: int) -> None:
+    """esp_nn_softmax_s8_opt on raw memory: the int8 rows at ``in_at``, the output at
+    ``out_at``, the int32 exponentials stored at ``scratch_at`` + 4 x column (however far
+    that reaches) and read back from there."""
+    def i8(at):
+        return mem[at] - 256 if mem[at] > 127 else mem[at]
+
+    mask = shl(1, shift)
+    for r in range(height):
+        row_in, row_out = in_at + r * width, out_at + r * width
+        max_in_row = i8(row_in)
+        for col in range(1, width):
+            max_in_row = max(max_in_row, i8(row_in + col))
+        total = 0
+        for col in range(width):
+            diff = i8(row_in + col) - max_in_row
+            if diff >= diff_min:
+                exp = _exp_on_negative_values(sat_round_doubling_high_mul(w32(diff * mask), mult))
+                mem[scratch_at + 4 * col:scratch_at + 4 * col + 4] = (exp & 0xFFFFFFFF).to_bytes(4, "little")
+                total = w32(total + div_by_power_of_two(exp, 12))
+        headroom = clz32(total)
+        shifted_scale = _one_over_one_plus_x(w32(shl(total, headroom) - (1 << 31)))
+        bits_over_unit = 12 - headroom + 31 - 8
+        for col in range(width):
+            diff = i8(row_in + col) - max_in_row
+            if diff >= diff_min:
+                exp = w32(int.from_bytes(mem[scratch_at + 4 * col:scratch_at + 4 * col + 4], "little"))
+                value = div_by_power_of_two(sat_round_doubling_high_mul(shifted_scale, exp), bits_over_unit) - 128
+                mem[row_out + col] = max(-128, min(127, value)) & 0xFF
+            else:
+                mem[row_out + col] = 0x80

@@ -124,3 +124,61 @@ def test_scalar_transcription_sanity():
     assert c.div_by_power_of_two(12345, 32) == 12345 and c.div_by_power_of_two(-7, 33) == -4
     assert c.sat_round_doubling_high_mul(c.INT32_MIN, c.INT32_MIN) == c.INT32_MAX
     assert c.w32(1 << 31) == c.INT32_MIN and c.clz32(1) == 31
+
+
+class _Arena:
+    """A stand-in KernelContext: one byte array with the input, output and scratch
+    buffer at chosen offsets."""
+
+    def __init__(self, size, persistent):
+        self.mem = np.zeros(size, np.uint8)
+        self.persistent = persistent
+        self.scratch_view = None
+
+    def arena_memory(self):
+        return self.mem, self.persistent
+
+    def arena_offset(self, array):
+        start = self.mem.__array_interface__["data"][0]
+        return np.asarray(array).__array_interface__["data"][0] - start
+
+    def scratch(self, index):
+        return self.scratch_view
+
+    def error(self, message):
+        return MicroRuntimeError(message)
+
+
+@pytest.mark.parametrize("layout", ["apart", "over_output", "over_input", "reaches_persistent"])
+def test_softmax_writing_past_its_scratch_buffer(layout):
+    """Rows longer than the scratch buffer: the exponentials land past it, on whatever
+    the arena holds there, and are read back from there (esp_nn_softmax_s8_opt)."""
+    from kernels.esp_nn.softmax import EspNNSoftmax, EspSoftmaxOpData
+    from kernels.softmax import Softmax
+    rng = np.random.default_rng(7)
+    rows, depth, dims1 = 3, 23, 2
+    scale, zp = 0.07, 3
+    mult, shift, diff_min = _softmax_params(scale, 1.0)
+    data = EspSoftmaxOpData()
+    data.input_multiplier, data.input_left_shift, data.diff_min, data.depth = mult, shift, diff_min, depth
+    data.exp_table = Softmax._int8_exp_table(data)
+    data.buffer_idx, data.overflows = 0, True
+    x_at, y_at, s_at = {"apart": (0, 80, 160), "over_output": (0, 100, 96),
+                        "over_input": (40, 0, 32), "reaches_persistent": (0, 80, 160)}[layout]
+    ctx = _Arena(512, 200 if layout == "reaches_persistent" else 512)
+    x = ctx.mem[x_at:x_at + rows * depth].view(np.int8).reshape(rows, depth)
+    y = ctx.mem[y_at:y_at + rows * depth].view(np.int8).reshape(rows, depth)
+    ctx.scratch_view = ctx.mem[s_at:s_at + 4 * dims1]
+    x[:] = rng.integers(-128, 128, x.shape)
+    ctx.mem[~np.isin(np.arange(512), np.r_[x_at:x_at + rows * depth])] = rng.integers(0, 256, 512 - rows * depth)
+    expected = bytearray(ctx.mem.tobytes())
+    c.softmax_s8_opt_on_memory(expected, x_at, y_at, s_at, rows, depth, mult, shift, diff_min)
+
+    class Node:
+        input_arrays, output_arrays, user_data = [x], [y], data
+    if layout == "reaches_persistent":
+        with pytest.raises(MicroRuntimeError, match="persistent"):
+            EspNNSoftmax._invoke_overflowing(ctx, Node, data)
+        return
+    EspNNSoftmax._invoke_overflowing(ctx, Node, data)
+    assert ctx.mem.tobytes() == bytes(expected)        # outputs and every clobbered byte

@@ -22,8 +22,6 @@ REFUSED = {
     ("conv", "groups", ("esp32p4",)): "grouped convolution",
     ("fully_connected", "int16_s32", ("opt", "ansi", "esp32s3", "esp32p4")): "reads the bias as int64",
     ("fully_connected", "int16_per_channel", ("opt", "ansi", "esp32s3", "esp32p4")): "per-tensor multiplier",
-    ("softmax", "rank3_long_rows", ("opt", "esp32s3", "esp32p4")): "writes past it",
-    ("softmax", "rank4", ("opt", "esp32s3", "esp32p4")): "writes past it",
 }
 
 
