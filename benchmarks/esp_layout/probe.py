@@ -263,7 +263,29 @@ def run(tree: str, esp_nn: Optional[str], compiler: str, third_party: Optional[s
             "structs": structs, "offsets": offs, "errors": errors}
 
 
+def merge(out: str, runs: List[str], about: str) -> dict:
+    """Several runs' JSON (``NAME=FILE``) into one record: {about, runs: {NAME: run}}."""
+    record = {"about": about, "runs": {}}
+    for item in runs:
+        name, _, path = item.partition("=")
+        with open(path) as f:
+            record["runs"][name] = json.load(f)
+    with open(out, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return record
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:
+        mp = argparse.ArgumentParser(prog="probe.py merge")
+        mp.add_argument("out")
+        mp.add_argument("--about", required=True)
+        mp.add_argument("--run", action="append", default=[], help="NAME=FILE, repeated")
+        m = mp.parse_args(argv[1:])
+        merge(m.out, m.run, m.about)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", required=True, help="TFLM source tree (esp-tflite-micro or tflite-micro)")
     ap.add_argument("--esp-nn", help="ESP-NN source tree (its include/ for the esp_nn kernels)")

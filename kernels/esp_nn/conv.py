@@ -35,7 +35,7 @@ from kernels.conv import Conv2D, OpData
 from kernels.internal.tensor_utils import INT8, INT64
 
 from .internal import routes
-from .internal.common import check_uint16, function_set
+from .internal.common import function_set, uint16_problem
 from .internal.scratch_sizes import conv_scratch_size
 
 
@@ -93,14 +93,13 @@ class EspNNConv2D(Conv2D):
         if data.filter_type != INT8 or (dh, dw) != (1, 1):
             return None                              # TFLM's reference code runs it
         pad = data.padding
-        try:
-            check_uint16(ctx, "esp_nn_conv_s8", input_width=in_w, input_height=in_h,
-                         input_channels=in_depth, filter_width=filter_w, filter_height=filter_h,
-                         output_width=out_w, output_height=out_h, output_channels=out_depth,
-                         stride_width=sw, stride_height=sh, padding_width=pad.width,
-                         padding_height=pad.height)
-        except Exception as e:                       # noqa: BLE001 - reported at invoke
-            return str(getattr(e, "detail", e))
+        problem = uint16_problem("esp_nn_conv_s8", input_width=in_w, input_height=in_h,
+                                 input_channels=in_depth, filter_width=filter_w, filter_height=filter_h,
+                                 output_width=out_w, output_height=out_h, output_channels=out_depth,
+                                 stride_width=sw, stride_height=sh, padding_width=pad.width,
+                                 padding_height=pad.height)
+        if problem:
+            return problem
         one_by_one = filter_h == 1 and filter_w == 1
         if variant == "opt" and one_by_one:
             if groups > 1:

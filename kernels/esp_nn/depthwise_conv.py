@@ -28,7 +28,7 @@ from kernels.depthwise_conv import FILTER, INPUT, DepthwiseConv2D
 from kernels.internal.tensor_utils import INT8
 
 from .internal import routes
-from .internal.common import check_uint16, function_set
+from .internal.common import function_set, uint16_problem
 from .internal.scratch_sizes import depthwise_conv_scratch_size
 
 
@@ -91,14 +91,13 @@ class EspNNDepthwiseConv2D(DepthwiseConv2D):
         if data.filter_type != INT8 or (dh, dw) != (1, 1):
             return None
         pad = data.padding
-        try:
-            check_uint16(ctx, "esp_nn_depthwise_conv_s8", input_width=in_w, input_height=in_h,
-                         input_channels=in_depth, filter_width=filter_w, filter_height=filter_h,
-                         output_width=out_w, output_height=out_h, stride_width=sw,
-                         stride_height=sh, padding_width=pad.width, padding_height=pad.height,
-                         depth_multiplier=multiplier)
-        except Exception as e:                       # noqa: BLE001 - reported at invoke
-            return str(getattr(e, "detail", e))
+        problem = uint16_problem("esp_nn_depthwise_conv_s8", input_width=in_w, input_height=in_h,
+                                 input_channels=in_depth, filter_width=filter_w, filter_height=filter_h,
+                                 output_width=out_w, output_height=out_h, stride_width=sw,
+                                 stride_height=sh, padding_width=pad.width, padding_height=pad.height,
+                                 depth_multiplier=multiplier)
+        if problem:
+            return problem
         if variant in ("opt", "ansi"):
             for name, count, stride, before in (("row", out_h, sh, pad.height),
                                                 ("column", out_w, sw, pad.width)):

@@ -32,7 +32,7 @@ from kernels.fully_connected import FullyConnected, OpData
 from kernels.internal.tensor_utils import INT8, INT16, INT32, type_name
 
 from .internal import routes
-from .internal.common import check_uint16
+from .internal.common import uint16_problem
 
 
 class EspFullyConnectedOpData(OpData):
@@ -51,7 +51,8 @@ class EspNNFullyConnected(FullyConnected):
         inp, flt = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
         why = routes.int8_only("fully connected", inp, flt)
         if why:
-            return routes.reference(why + ("; per-tensor, int64 bias" if inp is not None and inp.type == routes.INT16 else ""))
+            int16 = inp is not None and inp.type == routes.INT16
+            return routes.reference(why + ("; per-tensor, int64 bias" if int16 else ""))
         q = flt.quantization
         per_channel = q is not None and len(q.scales) > 1
         return routes.esp_nn(target, "esp_nn_fully_connected_per_ch_s8" if per_channel
@@ -75,11 +76,8 @@ class EspNNFullyConnected(FullyConnected):
                                     "esp-tflite-micro's kernel reads the bias as int64 values (past "
                                     "the bias tensor)")
         elif inp.type == INT8 and flt.type == INT8:
-            try:
-                check_uint16(ctx, "esp_nn_fully_connected_s8", row_length=flt.shape[-1],
-                             output_channels=out.shape[-1])
-            except Exception as e:                   # noqa: BLE001 - reported at invoke
-                data.esp_refusal = str(getattr(e, "detail", e))
+            data.esp_refusal = uint16_problem("esp_nn_fully_connected_s8", row_length=flt.shape[-1],
+                                              output_channels=out.shape[-1])
 
     @staticmethod
     def _weights(data, w) -> np.ndarray:

@@ -17,7 +17,7 @@ from kernels.internal.tensor_utils import INT8
 from kernels.pooling import AveragePool2D, MaxPool2D
 
 from .internal import routes
-from .internal.common import check_uint16
+from .internal.common import uint16_problem
 
 
 class _EspPooling:
@@ -34,14 +34,11 @@ class _EspPooling:
             return
         fh, fw, sh, sw, _ = data.window
         pad = data.padding
-        try:
-            check_uint16(ctx, "esp_nn_avg_pool_s8 / esp_nn_max_pool_s8", input_width=shape[2],
-                         input_height=shape[1], channels=shape[3], output_width=data.out_w,
-                         output_height=data.out_h, stride_width=sw, stride_height=sh,
-                         filter_width=fw, filter_height=fh, padding_width=pad.width,
-                         padding_height=pad.height)
-        except Exception as e:                       # noqa: BLE001 - reported at invoke
-            data.esp_refusal = str(getattr(e, "detail", e))
+        data.esp_refusal = uint16_problem("esp_nn_avg_pool_s8 / esp_nn_max_pool_s8", input_width=shape[2],
+                                          input_height=shape[1], channels=shape[3], output_width=data.out_w,
+                                          output_height=data.out_h, stride_width=sw, stride_height=sh,
+                                          filter_width=fw, filter_height=fh, padding_width=pad.width,
+                                          padding_height=pad.height)
 
     #: the ESP-NN routine's name
     routine = ""

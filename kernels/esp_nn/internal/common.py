@@ -2,6 +2,8 @@
 and the description of the target's ESP-NN function set."""
 from __future__ import annotations
 
+from typing import Optional
+
 #: ESP-NN reads widths, heights, channels, strides, paddings and row lengths into
 #: ``uint16_t``: a larger value is silently truncated by the C build
 UINT16_LIMIT = 65535
@@ -23,12 +25,12 @@ def function_set(ctx) -> str:
     return value
 
 
-def check_uint16(ctx, routine: str, **values: int) -> None:
-    """Refuse arguments ESP-NN would truncate to 16 bits (the ESP build computes with the
-    truncated values: not modelled)."""
+def uint16_problem(routine: str, **values: int) -> Optional[str]:
+    """Why the arguments cannot be modelled when ESP-NN would truncate some to 16 bits (the
+    ESP build then computes with the truncated values), else None."""
     big = {name: int(v) for name, v in values.items() if not 0 <= int(v) <= UINT16_LIMIT}
-    if big:
-        listed = ", ".join(f"{name} {v}" for name, v in big.items())
-        raise ctx.error(f"{listed}: ESP-NN's {routine} takes these as uint16_t (at most "
-                        f"{UINT16_LIMIT}); the ESP build would compute with truncated values "
-                        "(not modelled)")
+    if not big:
+        return None
+    listed = ", ".join(f"{name} {v}" for name, v in big.items())
+    return (f"{listed}: ESP-NN's {routine} takes these as uint16_t (at most {UINT16_LIMIT}); "
+            "the ESP build would compute with truncated values (not modelled)")
