@@ -546,8 +546,8 @@ def _esp_target(chip: str, ansi: bool) -> Target:
         same = sorted(set(ESP_CHIPS) - {chip})            # plain C: one build for every chip
     else:
         same = sorted(_SAME_BUILD - {chip}) if function_set == "opt" else []
-    also = (f"; the same build as {', '.join(c + ('+ansi' if ansi else '') for c in same)}"
-            if same else "")
+    also = (f"; for sizing and integer outputs the same build as "
+            f"{', '.join(c + ('+ansi' if ansi else '') for c in same)}" if same else "")
     outputs = (" (outputs of the assembly routines modelled by ESP-NN's C arithmetic; sizes exact)"
                if function_set in ("esp32s3", "esp32p4") else "")
     return Target(
@@ -611,7 +611,8 @@ def targets_help() -> str:
     lines.append(f"{'riscv32':<21}TFLM {TFLM_COMMIT}'s Makefile build for riscv32_generic (rv32imc), "
                  "reference kernels")
     for chip, (function_set, cpu, functions, idf) in ESP_CHIPS.items():
-        same = f" (same build as {', '.join(sorted(_SAME_BUILD - {chip}))})" if chip in _SAME_BUILD else ""
+        same = (f" (for sizing the same build as {', '.join(sorted(_SAME_BUILD - {chip}))})"
+                if chip in _SAME_BUILD else "")
         also = ", ".join(([idf] if idf != chip else []) + [f"{chip}+esp-nn"])
         lines.append(f"{chip:<21}esp-tflite-micro {ESP_TFLITE_MICRO_COMMIT} + ESP-NN {ESP_NN_COMMIT}, "
                      f"{cpu}: {functions}{same}; also {also}")
