@@ -101,7 +101,8 @@ def record_case(oracle, profile: str, short_dir: str, short: str, op: str, name:
     hint = emulator_min_arena(op, name, profile, cases_dir)
     entry["min_arena_bytes"] = oracle.min_arena(
         profile, model, spec, hints=[hint] if hint else [], known_ok=arena,
-        total_hint=oracle._total_bytes(r["report_lines"]))
+        total_hint=getattr(oracle, "_total_bytes", None) and oracle._total_bytes(r["report_lines"])
+        or oracle.core._total_bytes(r["report_lines"]))
     return entry
 
 

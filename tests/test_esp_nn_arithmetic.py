@@ -111,7 +111,8 @@ def test_int8_convolution_equals_esp_nn_c(seed):
     expected = c.conv_s8_ansi(x[0], w, bias, -in_zp, out_zp, (sw, sh), (pw, ph), (out_h, out_w),
                               mult, shift, (-128, 127))[None]
     for target in ESP + ("riscv32",):
-        if groups > 1 and target == "esp32-p4":
+        if groups > 1 and target != "riscv32":
+            # esp-tflite-micro's MatchingDim(input depth, filter depth) aborts
             with pytest.raises(MicroRuntimeError, match="grouped"):
                 _run(model, target, x)
             continue

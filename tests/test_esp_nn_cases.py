@@ -18,8 +18,6 @@ CASES = [(op, name, profile, entry) for op in OPS for name, profile, entry in lo
 #: (op, case-name fragment, ESP-NN function sets) -> the reason our refusal gives: the ESP
 #: build runs these, but what it computes is not modelled
 REFUSED = {
-    ("conv", "groups_1x1", ("opt", "esp32p4")): "grouped 1x1",
-    ("conv", "groups", ("esp32p4",)): "grouped convolution",
     ("fully_connected", "int16_s32", ("opt", "ansi", "esp32s3", "esp32p4")): "reads the bias as int64",
     ("fully_connected", "int16_per_channel", ("opt", "ansi", "esp32s3", "esp32p4")): "per-tensor multiplier",
 }

@@ -137,7 +137,8 @@ def test_struct_tables_equal_the_compile_time_probes():
         assert target.critical("TfLiteAffineQuantization") == ((offsets["TfLiteAffineQuantization.zero_point"], 4),)
 
 
-def _conv_model(tmp_path, groups=1, filter_hw=(1, 1), stride=1, dilation=1, in_ch=4, out_ch=4):
+def _conv_model(tmp_path, groups=1, filter_hw=(2, 2), stride=1, dilation=1, in_ch=4, out_ch=4,
+                bias=True):
     from micro_runtime.tools.model_writer import ModelBuilder
     b = ModelBuilder()
     g = b.subgraph()
@@ -145,11 +146,12 @@ def _conv_model(tmp_path, groups=1, filter_hw=(1, 1), stride=1, dilation=1, in_c
     w = g.add_tensor("w", (out_ch, *filter_hw, in_ch // groups), "INT8",
                      data=np.ones((out_ch, *filter_hw, in_ch // groups), np.int8),
                      quantization=([0.25] * out_ch, [0] * out_ch, 0))
+    use_bias = bias
     bias = g.add_tensor("b", (out_ch,), "INT32", data=np.zeros(out_ch, np.int32),
                         quantization=([0.125] * out_ch, [0] * out_ch, 0))
     oh = (6 - (filter_hw[0] - 1) * dilation - 1) // stride + 1
     y = g.add_tensor("y", (1, oh, oh, out_ch), "INT8", quantization=(0.5, -2))
-    g.add_operator("CONV_2D", [x, w, bias], [y], padding=1, stride_w=stride, stride_h=stride,
+    g.add_operator("CONV_2D", [x, w, bias if use_bias else -1], [y], padding=1, stride_w=stride, stride_h=stride,
                    dilation_w_factor=dilation, dilation_h_factor=dilation, fused_activation_function=0)
     g.inputs, g.outputs = [x], [y]
     path = tmp_path / "conv.tflite"
@@ -157,14 +159,18 @@ def _conv_model(tmp_path, groups=1, filter_hw=(1, 1), stride=1, dilation=1, in_c
     return str(path)
 
 
-def test_grouped_1x1_convolution_refused_where_esp_nn_reads_past_the_filter(tmp_path):
-    path = _conv_model(tmp_path, groups=2)
-    for name in ("esp32-c3", "esp32-p4"):
-        it = MicroInterpreter(path, arena_size=1 << 16, target=name)
-        it.allocate_tensors()            # sizing works: the ESP build allocates it
-        with pytest.raises(MicroRuntimeError, match="grouped"):
-            it.invoke()
-    for name in ("esp32-c3+ansi", "esp32-s3", "riscv32"):
+@pytest.mark.parametrize("groups,dilation", [(2, 1), (1, 1), (1, 2)])
+def test_int8_convolutions_the_esp_build_aborts_on_are_refused(tmp_path, groups, dilation):
+    """esp-tflite-micro's int8 conv kernel takes MatchingDim(input depth, filter depth) and
+    reads the bias with GetTensorData: with TFLM's debug checks on (ESP-IDF's default) a
+    grouped convolution and one without a bias abort. Sizing still works (the build
+    allocates them); riscv32's reference kernel runs them."""
+    path = _conv_model(tmp_path, groups=groups, dilation=dilation, bias=groups > 1)
+    for name in ("esp32-c3", "esp32-c3+ansi", "esp32-s3", "esp32-p4"):
         it = MicroInterpreter(path, arena_size=1 << 16, target=name)
         it.allocate_tensors()
-        it.invoke()
+        with pytest.raises(MicroRuntimeError, match="grouped" if groups > 1 else "without a bias"):
+            it.invoke()
+    it = MicroInterpreter(path, arena_size=1 << 16, target="riscv32")
+    it.allocate_tensors()
+    it.invoke()

@@ -20,12 +20,14 @@ Arithmetic:
 * int16: TFLM's reference ConvPerChannel with an int64 accumulator only for an int64 bias
   (no bias or an int32 bias: int32, whatever the model's quantized_bias_type).
 
-Refused at invoke (the ESP build computes something else): a grouped 1x1 convolution on
-the generic optimised C (its 1x1 loop reads the filter as if every group saw every input
-channel) and any grouped convolution on esp32p4 (its routines assume one group); a 1x1
-convolution whose output extent reaches past the input (the 1x1 loop reads past it);
-sizes ESP-NN truncates to 16 bits; an esp32s3 / esp32p4 convolution whose scratch size
-came out nonpositive (the routine returns without writing the output).
+Refused at invoke, where the ESP build aborts (ESP-IDF keeps TFLM's TFLITE_DCHECK: no
+NDEBUG) or computes something else: an int8 convolution with int8 weights and no bias
+(the kernel reads the absent bias with GetTensorData, whose debug check aborts, also on
+the dilated reference path); a grouped one without dilation (its MatchingDim of the input
+and filter depths aborts); a generic-optimised 1x1 convolution whose output extent
+reaches past the input (the 1x1 loop reads past it); sizes ESP-NN truncates to 16 bits;
+an esp32s3 / esp32p4 convolution whose scratch size came out nonpositive (the routine
+returns without writing the output).
 """
 from __future__ import annotations
 
@@ -87,11 +89,21 @@ class EspNNConv2D(Conv2D):
 
     @staticmethod
     def _refusal(ctx, data, variant, size):
-        """Why ``esp_nn_conv_s8`` of ``variant`` cannot be modelled on this node, or None."""
+        """Why the ESP build's int8 path cannot be modelled on this node, or None."""
         (_, in_h, in_w, in_depth, filter_h, filter_w, out_depth, out_h, out_w,
          sh, sw, dh, dw, groups, filter_depth) = data.geometry
-        if data.filter_type != INT8 or (dh, dw) != (1, 1):
-            return None                              # TFLM's reference code runs it
+        if data.filter_type != INT8:
+            return None                              # int4: TFLM's reference code runs it
+        if not data.has_bias:
+            return ("an int8 convolution without a bias: esp-tflite-micro's kernel reads the bias "
+                    "with GetTensorData, whose debug check aborts on the absent tensor (ESP-IDF "
+                    "builds keep TFLM's TFLITE_DCHECK)")
+        if (dh, dw) != (1, 1):
+            return None                              # TFLM's reference ConvPerChannel runs it
+        if groups > 1:
+            return (f"a grouped int8 convolution ({groups} groups): esp-tflite-micro's kernel takes "
+                    f"MatchingDim of the input depth {in_depth} and the filter depth {filter_depth}, "
+                    "whose debug check aborts (ESP-IDF builds keep TFLM's TFLITE_DCHECK)")
         pad = data.padding
         problem = uint16_problem("esp_nn_conv_s8", input_width=in_w, input_height=in_h,
                                  input_channels=in_depth, filter_width=filter_w, filter_height=filter_h,
@@ -101,20 +113,11 @@ class EspNNConv2D(Conv2D):
         if problem:
             return problem
         one_by_one = filter_h == 1 and filter_w == 1
-        if variant == "opt" and one_by_one:
-            if groups > 1:
-                return (f"a grouped 1x1 convolution ({groups} groups): ESP-NN's generic optimised "
-                        "esp_nn_conv_s8 reads the filter as if every group saw all input channels "
-                        "(past the filter tensor)")
-            if (out_h - 1) * sh >= in_h or (out_w - 1) * sw >= in_w:
-                return (f"output {out_h}x{out_w} at stride {sh}x{sw} reaches past the {in_h}x{in_w} "
-                        "input: ESP-NN's generic optimised 1x1 convolution reads past the input")
-        if variant == "esp32p4" and groups > 1:
-            return (f"a grouped convolution ({groups} groups): ESP-NN's esp32p4 routines assume "
-                    "the filter has every input channel")
+        if variant == "opt" and one_by_one and ((out_h - 1) * sh >= in_h or (out_w - 1) * sw >= in_w):
+            return (f"output {out_h}x{out_w} at stride {sh}x{sw} reaches past the {in_h}x{in_w} "
+                    "input: ESP-NN's generic optimised 1x1 convolution reads past the input")
         if variant in ("esp32s3", "esp32p4") and size <= 0 and not (
-                variant == "esp32s3" and (groups > 1 or (one_by_one and sh == sw == 1
-                                                         and pad.width == pad.height == 0))):
+                variant == "esp32s3" and one_by_one and sh == sw == 1 and pad.width == pad.height == 0):
             return (f"esp_nn_get_conv_scratch_size gave {size} bytes: the ESP build requests no "
                     "scratch buffer and its esp_nn_conv_s8 returns without writing the output")
         return None

@@ -16,7 +16,9 @@ int32 over the taps inside the image, add the bias and requantise with
 channel ``c x multiplier + m``: the reference kernel's values, computed by it. Dilated
 int8, int8 x int4, int16 and float32 run TFLM's reference code.
 
-Refused at invoke: sizes ESP-NN truncates to 16 bits, and output rows / columns whose
+Refused at invoke: an int8 depthwise convolution with int8 weights and no bias (the kernel
+reads the absent bias with GetTensorData, whose debug check aborts: ESP-IDF builds keep
+TFLM's TFLITE_DCHECK), sizes ESP-NN truncates to 16 bits, and output rows / columns whose
 start ``out x stride - padding`` leaves int16 (the C keeps it in an ``int16_t``); an
 esp32s3 depthwise convolution whose scratch size came out nonpositive.
 """
@@ -88,7 +90,13 @@ class EspNNDepthwiseConv2D(DepthwiseConv2D):
     def _refusal(ctx, data, variant, size):
         (_, in_h, in_w, in_depth, multiplier, filter_h, filter_w, out_h, out_w,
          sh, sw, dh, dw) = data.geometry
-        if data.filter_type != INT8 or (dh, dw) != (1, 1):
+        if data.filter_type != INT8:
+            return None
+        if not data.has_bias:
+            return ("an int8 depthwise convolution without a bias: esp-tflite-micro's kernel reads "
+                    "the bias with GetTensorData, whose debug check aborts on the absent tensor "
+                    "(ESP-IDF builds keep TFLM's TFLITE_DCHECK)")
+        if (dh, dw) != (1, 1):
             return None
         pad = data.padding
         problem = uint16_problem("esp_nn_depthwise_conv_s8", input_width=in_w, input_height=in_h,
