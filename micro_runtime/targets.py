@@ -90,6 +90,10 @@ class Target:
     esp_nn: Optional[str] = None
     #: the Espressif chip the profile is for (``"esp32-c3"`` ...), None for other builds
     chip: Optional[str] = None
+    #: the build keeps TFLM's TFLITE_DCHECK debug checks (no NDEBUG: ESP-IDF's default,
+    #: TFLM's default BUILD_TYPE): a failing one aborts. Kernels whose debug checks the
+    #: models reach consult it (so far: FULLY_CONNECTED's weights zero point)
+    debug_checks: bool = False
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
@@ -564,6 +568,7 @@ def _esp_target(chip: str, ansi: bool) -> Target:
         libm="newlib",
         esp_nn=function_set,
         chip=chip,
+        debug_checks=True,
     )
 
 
@@ -580,6 +585,7 @@ RISCV32 = Target(
     compression=False,
     float32_expressions=True,
     libm="newlib",
+    debug_checks=True,
 )
 
 TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS

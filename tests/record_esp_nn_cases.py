@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=36)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--profiles", nargs="+", default=["esp32-c3", "esp32-c3+ansi"])
+    ap.add_argument("--note", default="", help="how the oracle's binaries were made (into the about)")
     ap.add_argument("--keep-models", action="store_true",
                     help="record the stored models again instead of generating them")
     a = ap.parse_args(argv)
@@ -64,7 +65,7 @@ def main(argv=None) -> int:
         f"{a.op}: single-op models from tests/esp_nn_op_cases.py (seed {a.seed}, "
         f"{len(record['cases'])} cases), each run once on its stored .input<k>.bin files by the "
         f"esp-oracle builds ({', '.join(profiles)}; stand-ins {', '.join(STAND_INS)}: no outputs). "
-        f"{about} report_lines = PrintAllocations, outputs_hex = each output tensor's bytes "
+        f"{about} {a.note + ' ' if a.note else ''}report_lines = PrintAllocations, outputs_hex = each output tensor's bytes "
         "after the invoke, min_arena_bytes = binary search (1-byte grid, one QEMU process per "
         "try, success = AllocateTensors and Invoke OK). Recorded "
         + datetime.date.today().isoformat() + " by tests/record_esp_nn_cases.py.")

@@ -1,7 +1,7 @@
 """The ESP-NN kernels' outputs against ESP-NN's plain C transcribed into scalar Python
 (tests/esp_nn_scalar.py): softmax (including rows whose rounding shift reaches 32 bits and
 rows whose sum of exponentials wraps int32, where TFLM's reference aborts), per-channel
-fully connected layers with a weights zero point, grouped and ungrouped convolutions; the
+fully connected layers (and the debug check on the weights zero point), int8 convolutions; the
 generic optimised, plain C and modelled S3 / P4 profiles must agree with it, and the
 reference build must not where ESP-NN differs from it."""
 import numpy as np
@@ -56,12 +56,12 @@ def test_softmax_int8_equals_esp_nn_c(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_per_channel_fully_connected_with_weight_zero_points(seed):
+def test_per_channel_fully_connected(seed):
     rng = np.random.default_rng(100 + seed)
     depth, units, batches = int(rng.integers(3, 40)), int(rng.integers(2, 12)), int(rng.integers(1, 3))
     w = rng.integers(-128, 128, (units, depth)).astype(np.int8)
     zps = rng.integers(-15, 16, units)
-    zps[0] = 3                                   # TFLM reads the first as the tensor's zero point
+    zps[0] = 0                      # the tensor's zero point (TFLM debug-checks it is 0)
     scales = rng.uniform(0.002, 0.02, units).astype(np.float32)
     in_scale, in_zp, out_scale, out_zp = np.float32(0.05), 7, np.float32(0.3), -4
     bias = rng.integers(-5000, 5000, units).astype(np.int32)
@@ -75,10 +75,19 @@ def test_per_channel_fully_connected_with_weight_zero_points(seed):
     mult, shift = zip(*(quantize_multiplier(float(in_scale) * float(s) / float(out_scale)) for s in scales))
     expected = np.stack([c.fully_connected_per_ch_s8_ansi(row, w, bias, -in_zp, -int(zps[0]), out_zp,
                                                           mult, shift, (-128, 127)) for row in x])
-    for target in ESP:
+    # ESP-NN takes one weights offset, the tensor's zero point (the first channel's): 0
+    for target in ESP + ("riscv32",):
         assert _run(model, target, x).tobytes() == expected.tobytes(), target
-    # TFLM's reference per-channel kernel ignores the weights' zero point
-    assert _run(model, "riscv32", x).tobytes() != expected.tobytes()
+    # a non-zero first zero point (the tensor's): the builds with debug checks abort in prepare
+    zps[0] = 3
+    bad = single_op_model(
+        "FULLY_CONNECTED",
+        [TensorDef((batches, depth), "INT8", quant=(float(in_scale), in_zp)),
+         TensorDef((units, depth), "INT8", data=w, quant=(scales, zps, 0)), None],
+        [TensorDef((batches, units), "INT8", quant=(float(out_scale), out_zp))], fused_activation_function=0)
+    for target in ESP + ("riscv32",):
+        with pytest.raises(MicroRuntimeError, match="debug-checks"):
+            MicroInterpreter(bad, arena_size=1 << 20, target=target).allocate_tensors()
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -62,7 +62,9 @@ class EspNNDepthwiseConv2D(DepthwiseConv2D):
         return EspDepthwiseOpData()
 
     def prepare(self, ctx, node):
-        inp, flt = ctx.input(node, INPUT), ctx.input(node, FILTER)
+        # esp-tflite-micro's own checks (on the tensors' shapes: no temporary tensors)
+        inp, flt = (ctx.eval_tensor(node.inputs[i]) if len(node.inputs) > i and node.inputs[i] >= 0
+                    else None for i in (INPUT, FILTER))
         if inp is not None and flt is not None and len(inp.shape) == 4 and len(flt.shape) == 4:
             if flt.shape[0] != 1:
                 raise ctx.error(f"filter of shape {flt.shape}: esp-tflite-micro's depthwise "
@@ -70,7 +72,6 @@ class EspNNDepthwiseConv2D(DepthwiseConv2D):
             if inp.shape[3] == 0 or flt.shape[3] % inp.shape[3]:
                 raise ctx.error(f"filter channels {flt.shape[3]} are not a multiple of the input "
                                 f"channels {inp.shape[3]}")
-        ctx.release(inp, flt)
         super().prepare(ctx, node)
         data = node.user_data
         if data.kind != INT8:

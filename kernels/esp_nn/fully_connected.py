@@ -8,11 +8,11 @@ no scratch buffer besides the int4 unpacking one).
 Arithmetic:
 
 * int8 x int8: one ESP-NN call per batch row. ESP-NN sums ``(weight + weight offset) x
-  (input + input offset)`` in int32 (the weight offset is minus the weights' zero point,
-  **also for per-channel weights**, where TFLM's reference ignores it), adds the bias and
-  requantises with ``esp_nn_multiply_by_quantized_mult`` (TFLM's
-  MultiplyByQuantizedMultiplier): per-tensor weights give the reference values;
-  per-channel weights give them when the weights' zero point is 0, as converters write;
+  (input + input offset)`` in int32, adds the bias and requantises with
+  ``esp_nn_multiply_by_quantized_mult`` (TFLM's MultiplyByQuantizedMultiplier): the
+  reference values (its per-channel routine also takes the one weight offset, the tensor's
+  zero point, which TFLM's CalculateOpDataFullyConnected debug-checks to be 0: ESP-IDF
+  builds abort otherwise, refused in prepare on every target with ``debug_checks``);
 * int8 x int4, float32: TFLM's reference code;
 * int16 x int8: TFLM's reference per-tensor FullyConnected with an int64 bias, whatever
   the bias: an int16 layer without a bias takes the int64 accumulator and 64-bit
@@ -24,8 +24,6 @@ int64 values: past the bias tensor); int8 layers whose depth or output count ESP
 truncates to 16 bits.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from kernels.base import register_variant
 from kernels.fully_connected import FullyConnected, OpData
@@ -42,7 +40,7 @@ class EspFullyConnectedOpData(OpData):
 @register_variant("esp-nn")
 class EspNNFullyConnected(FullyConnected):
     op = "FULLY_CONNECTED"
-    supported_types = ("float32", "int8 (bias int32; per-channel weights offset by their zero point)",
+    supported_types = ("float32", "int8 (bias int32)",
                        "int8 x int4 (packed, bias int32)",
                        "int16 x int8 (per-tensor, bias int64 or none)")
 
@@ -78,15 +76,6 @@ class EspNNFullyConnected(FullyConnected):
         elif inp.type == INT8 and flt.type == INT8:
             data.esp_refusal = uint16_problem("esp_nn_fully_connected_s8", row_length=flt.shape[-1],
                                               output_channels=out.shape[-1])
-
-    @staticmethod
-    def _weights(data, w) -> np.ndarray:
-        """As the reference kernel's, with the weight offset applied for per-channel
-        int8 weights too (ESP-NN's per-channel routine adds it)."""
-        if data.input_type == INT8 and data.filter_type == INT8 and data.is_per_channel:
-            w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
-            return np.ascontiguousarray((w.astype(np.float64) - data.filter_zero_point).T)
-        return FullyConnected._weights(data, w)
 
     def invoke(self, ctx, node):
         data = node.user_data

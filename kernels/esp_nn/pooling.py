@@ -27,9 +27,8 @@ class _EspPooling:
         super().prepare(ctx, node)
         data = node.user_data
         data.esp_refusal = None
-        inp = ctx.input(node, 0)
+        inp = ctx.eval_tensor(node.inputs[0])
         kind, shape = inp.type, tuple(inp.shape)
-        ctx.release(inp)
         if kind != INT8:
             return
         fh, fw, sh, sw, _ = data.window

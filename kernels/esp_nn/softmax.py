@@ -74,9 +74,8 @@ class EspNNSoftmax(Softmax):
     def prepare(self, ctx, node):
         super().prepare(ctx, node)
         data = node.user_data
-        inp, out = ctx.input(node, 0), ctx.output(node, 0)
+        inp, out = ctx.eval_tensor(node.inputs[0]), ctx.eval_tensor(node.outputs[0])
         shape, int8_to_int8 = tuple(inp.shape), inp.type == INT8 and out.type == INT8
-        ctx.release(inp, out)
         if not int8_to_int8:
             return
         variant = function_set(ctx)
