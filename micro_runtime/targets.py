@@ -80,9 +80,10 @@ class Target:
     #: on non-zero inputs to tell)
     float32_expressions: bool = False
     #: the C library whose float functions TFLM's float kernels call (``std::exp``):
-    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf) or ``"newlib"`` (arm-none-eabi:
-    #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
-    #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
+    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf), ``"newlib"`` (arm-none-eabi:
+    #: newlib 3.3.0's fdlibm float functions) or ``"rv32"`` (RV32 builds: the same fdlibm
+    #: values, RISC-V's canonical NaN); :func:`kernels.internal.float_math.math_for` picks
+    #: the library's expf / expm1f / tanhf / logf / sinf / cosf and NaN rules
     libm: str = "glibc"
     #: the ESP-NN function set an ESP-IDF build calls (``kernel_library`` ``"esp-nn"``):
     #: ``"opt"`` (ESP-NN's generic optimised C), ``"ansi"`` (CONFIG_NN_ANSI_C), ``"esp32s3"``
@@ -565,7 +566,7 @@ def _esp_target(chip: str, ansi: bool) -> Target:
         compression=False,
         kernel_library="esp-nn",
         float32_expressions=True,
-        libm="newlib",
+        libm="rv32",
         esp_nn=function_set,
         chip=chip,
         debug_checks=True,
@@ -584,7 +585,7 @@ RISCV32 = Target(
     critical_fields=_CRITICAL_32,
     compression=False,
     float32_expressions=True,
-    libm="newlib",
+    libm="rv32",
     debug_checks=True,
 )
 

@@ -109,6 +109,7 @@ def test_ilp32_layout_without_compression():
         assert t.struct("TfLiteConvParams") == mcu32.struct("TfLiteConvParams")
         assert "CompressionTensorData" not in t.structs
     assert esp.struct("esp_nn.softmax.NodeData") == (64, 8)
+    assert esp.libm == rv.libm == "rv32" and esp.debug_checks and rv.debug_checks
     assert "esp_nn.conv.NodeData" not in rv.structs
 
 
@@ -174,3 +175,18 @@ def test_int8_convolutions_the_esp_build_aborts_on_are_refused(tmp_path, groups,
     it = MicroInterpreter(path, arena_size=1 << 16, target="riscv32")
     it.allocate_tensors()
     it.invoke()
+
+
+def test_rv32_float_rules_canonical_nan_and_fdlibm_values():
+    """RV32 builds: fdlibm's values (newlib's, as on Cortex-M) and RISC-V's canonical
+    quiet NaN for every NaN an operation produces (ARM's soft-float keeps payloads)."""
+    from kernels.internal.float_math import math_for
+    rv, arm = math_for(get_target("esp32-c3")), math_for(get_target("cortex-m4"))
+    payload = np.array([0x7fc01234, 0xffc00001], np.uint32).view(np.float32)
+    for f in (rv.expf, rv.tanhf, rv.logf):
+        assert (np.asarray(f(payload)).view(np.uint32) == 0x7fc00000).all()
+    assert (rv.add(payload, np.float32(1)).view(np.uint32) == 0x7fc00000).all()
+    assert (arm.add(payload, np.float32(1)).view(np.uint32) != 0x7fc00000).any()
+    x = np.linspace(-20, 20, 4001, dtype=np.float32)
+    assert rv.expf(x).tobytes() == arm.expf(x).tobytes()
+    assert rv.logf(np.float32(-1)).view(np.uint32) == 0x7fc00000
