@@ -190,3 +190,23 @@ def test_rv32_float_rules_canonical_nan_and_fdlibm_values():
     x = np.linspace(-20, 20, 4001, dtype=np.float32)
     assert rv.expf(x).tobytes() == arm.expf(x).tobytes()
     assert rv.logf(np.float32(-1)).view(np.uint32) == 0x7fc00000
+
+
+def test_ops_says_which_code_runs_each_operator(capsys, tmp_path):
+    code, out, _ = run(capsys, "ops", model_path("kws_ref_model"), "--target", "esp32-s3", "--json")
+    runs = {o["op"]: o["runs"] for o in json.loads(out)["operators"]}
+    assert code == 0
+    assert runs["CONV_2D"].startswith("ESP-NN esp_nn_conv_s8: ESP-NN's esp32s3 routines (outputs modelled")
+    assert runs["FULLY_CONNECTED"].startswith("ESP-NN esp_nn_fully_connected_s8")
+    assert runs["RESHAPE"] is None                      # not an ESP-NN kernel
+    code, out, _ = run(capsys, "ops", model_path("kws_ref_model"), "--target", "esp32c3", "--json")
+    runs = {o["op"]: o["runs"] for o in json.loads(out)["operators"]}
+    assert "maps it to esp_nn_avg_pool_s8_ansi" in runs["AVERAGE_POOL_2D"]
+    assert runs["CONV_2D"] == "ESP-NN esp_nn_conv_s8: ESP-NN's generic optimised C"
+    code, out, _ = run(capsys, "ops", model_path("hello_world_float"), "--target", "esp32-c3+ansi")
+    assert "runs TFLM reference code: float32 input (ESP-NN's fully connected takes int8)" in out
+    path = _conv_model(tmp_path, dilation=2)
+    code, out, _ = run(capsys, "ops", path, "--target", "esp32-p4")
+    assert "runs TFLM reference code: dilation 2x2" in out
+    code, out, _ = run(capsys, "ops", "--target", "esp32-p4", "--json")
+    assert json.loads(out)["esp_nn"] == "esp32p4"

@@ -577,6 +577,11 @@ def cmd_ops(args) -> int:
         text = [f"on target {target.name}: " + (
             f"{len(variants)} operators run {target.kernel_library} kernels ({', '.join(variants)}), "
             "the others TFLM's reference kernels" if variants else "TFLM's reference kernels")]
+        if getattr(target, "esp_nn", None):
+            from kernels.esp_nn.internal.common import FUNCTION_SETS
+            data["esp_nn"] = target.esp_nn
+            text.append(f"ESP-NN functions: {FUNCTION_SETS[target.esp_nn]}; int8 paths run ESP-NN, "
+                        "the rest TFLM's reference code (with a model: which, per operator)")
         text.append(f"{len(data['builtin'])} builtin operators:")
         text += [line(n, k) for n, k, custom in kernels if not custom]
         text.append(f"{len(data['custom'])} custom operators:")
