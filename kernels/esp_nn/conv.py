@@ -32,8 +32,7 @@ returns without writing the output).
 from __future__ import annotations
 
 from kernels.base import register_variant
-from kernels.cmsis_nn.conv import _BiasTypeParams
-from kernels.conv import Conv2D, OpData
+from kernels.conv import BiasWidthParams, Conv2D, OpData
 from kernels.internal.tensor_utils import INT8, INT64
 
 from .internal import routes
@@ -85,7 +84,7 @@ class EspNNConv2D(Conv2D):
     def _prepare_integer(self, ctx, data, params, inp, bias_type):
         """int16: an int64 accumulator for an int64 bias only (esp-tflite-micro's Eval
         takes the int32 one without a bias)."""
-        super()._prepare_integer(ctx, data, _BiasTypeParams(params, bias_type == INT64), inp, bias_type)
+        super()._prepare_integer(ctx, data, BiasWidthParams(params, bias_type == INT64), inp, bias_type)
 
     @staticmethod
     def _refusal(ctx, data, variant, size):
