@@ -240,6 +240,9 @@ class FullyConnected(Kernel):
             except ValueError as e:
                 raise ctx.error(str(e)) from None
             data.output_multiplier, data.output_shift = quantize_multiplier(real)
+        if flt.zero_point != 0 and getattr(ctx.target, "debug_checks", False):
+            raise ctx.error(f"weights zero point {flt.zero_point}: TFLM's CalculateOpDataFullyConnected "
+                            "debug-checks that it is 0, and this build keeps its debug checks (it aborts)")
         data.input_zero_point = inp.zero_point
         data.filter_zero_point = flt.zero_point
         data.output_zero_point = out.zero_point

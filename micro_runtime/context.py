@@ -11,7 +11,7 @@ exactly where TFLM would put it:
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
@@ -107,6 +107,27 @@ class KernelContext:
     def scratch(self, index: int) -> np.ndarray:
         """The scratch buffer ``index`` as a uint8 view of the arena (invoke only)."""
         return self.scratch_views[index]
+
+    def arena_memory(self) -> Optional[Tuple[np.ndarray, int]]:
+        """(the whole arena as a uint8 view, the byte offset where its persistent section
+        starts), for a kernel that emulates a C routine writing past its buffers; None
+        when the arena holds no bytes."""
+        arena = self._interpreter.arena
+        if arena.buffer is None:
+            return None
+        return np.frombuffer(arena.buffer, np.uint8), arena.tail
+
+    def arena_offset(self, array: np.ndarray) -> Optional[int]:
+        """Byte offset of ``array``'s first element in the arena, None when it is not a
+        view of the arena (a host buffer, e.g. in batched evaluation)."""
+        memory = self.arena_memory()
+        if memory is None or array is None:
+            return None
+        start = memory[0].__array_interface__["data"][0]
+        offset = np.asarray(array).__array_interface__["data"][0] - start
+        if not 0 <= offset <= memory[0].size - np.asarray(array).nbytes:
+            return None
+        return offset
 
     def allocate_temp_buffer(self, nbytes: int, alignment: int) -> int:
         if self.state != PREPARE:

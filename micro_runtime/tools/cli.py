@@ -682,6 +682,11 @@ def cmd_ops(args) -> int:
         text = [f"on target {target.name}: " + (
             f"{len(variants)} operators run {target.kernel_library} kernels ({', '.join(variants)}), "
             "the others TFLM's reference kernels" if variants else "TFLM's reference kernels")]
+        if getattr(target, "esp_nn", None):
+            from kernels.esp_nn.internal.common import FUNCTION_SETS
+            data["esp_nn"] = target.esp_nn
+            text.append(f"ESP-NN functions: {FUNCTION_SETS[target.esp_nn]}; int8 paths run ESP-NN, "
+                        "the rest TFLM's reference code (with a model: which, per operator)")
         text.append(f"{len(data['builtin'])} builtin operators:")
         text += [line(n, k) for n, k, custom in kernels if not custom]
         text.append(f"{len(data['custom'])} custom operators:")
@@ -696,11 +701,13 @@ def cmd_ops(args) -> int:
             name = op_name(op.builtin_code, op.custom_code)
             kernel = kernels.setdefault(name, resolver.find(op.builtin_code, op.custom_code))
             used, types_ok = operator_types(kernel, sg, op)
-            key = (name, used.key if used is not None else "")
+            route = kernel.route(target, sg, op) if kernel is not None and hasattr(kernel, "route") else None
+            key = (name, used.key if used is not None else "", route)
             entry = uses.setdefault(key, {"op": name, "types": key[1], "count": 0,
                                           "supported": kernel is not None and types_ok,
                                           "kernel": kernel is not None,
-                                          "library": None if kernel is None else kernel.library})
+                                          "library": None if kernel is None else kernel.library,
+                                          "runs": route})
             entry["count"] += 1
     ops = list(uses.values())
     missing = [n for n, k in kernels.items() if k is None]
@@ -714,6 +721,8 @@ def cmd_ops(args) -> int:
                   f"NOT SUPPORTED: {o['op']} runs {describe_types(kernels[o['op']])}")
         text.append(f"  {o['op']:<36}{o['types'] or '-':<18}{o['count']:>5}  "
                     f"{o['library'] or '-':<10} {status}")
+        if o["runs"]:
+            text.append(f"      runs {o['runs']}")
     problems = missing + unsupported
     text.append("all supported" if not problems else
                 "; ".join(filter(None, [missing and f"missing: {', '.join(missing)}",
@@ -807,7 +816,10 @@ TARGET_HELP = (
     "host64 (the tflite-micro PyPI package), mcu32 (a generic 32-bit build with 4-byte enums "
     "and compression on, not a Cortex-M firmware), cortex-m0, cortex-m3, cortex-m4, cortex-m7, "
     "cortex-m33, cortex-m55 (TFLM's Makefile build for that core, reference kernels), each also "
-    "+cmsis-nn (CMSIS-NN kernels: no DSP on m0/m3, DSP on m4/m7/m33, MVE on m55). Other cores: "
+    "+cmsis-nn (CMSIS-NN kernels: no DSP on m0/m3, DSP on m4/m7/m33, MVE on m55); riscv32 "
+    "(TFLM's riscv32_generic build); esp32-s3, esp32-p4, esp32, esp32-s2, esp32-c3, esp32-c6, "
+    "esp32-h2 (esp-tflite-micro with ESP-NN as ESP-IDF builds it; also <chip>+esp-nn), each "
+    "also +ansi (ESP-NN's plain C). Other names: "
     + ", ".join(f"{a} = {c}" for a, c in TARGET_ALIASES.items())
     + " (see micro-runtime --help)")
 
