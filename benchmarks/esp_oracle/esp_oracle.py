@@ -28,6 +28,7 @@ CLI (as cortexm_oracle.py)::
     esp_oracle.py figures BUILD MODEL... [--names-relative-to tests/data] [--workers 2]
     esp_oracle.py merge      # figures/*.json -> tflm_figures_esp_builds.json (+ per-build about)
     esp_oracle.py cases BUILD DIR [--min-arena] [--arena N] [--out F.json]
+    esp_oracle.py verify BUILD [--figures F.json] [--workers 2]   # n runs, n-1 refused
 """
 from __future__ import annotations
 
@@ -195,6 +196,37 @@ def merge(out: str = MERGED_PATH) -> dict:
     return data
 
 
+def verify(profile: str, figures_path: str, data_dir: str, workers: int = 1) -> list:
+    """Re-check every recorded minimum arena n of one build: n must run (status ok) and
+    n-1 must be refused by TFLM itself (alloc_fail / invoke_fail, not a timeout or a
+    crash, which the search also counts as failures).  Returns the problems found."""
+    import concurrent.futures
+    models = json.load(open(figures_path))["models"]
+    todo = [(name, per[profile]) for name, per in sorted(models.items()) if profile in per]
+
+    def one(item):
+        name, entry = item
+        entry = entry.get("observed_without_compression", entry)
+        n = entry.get("min_arena_bytes")
+        if not n:
+            return name, None
+        path = os.path.join(data_dir, name)
+        at = run(profile, path, n, "zeros", want_hex=False)["status"]
+        below = run(profile, path, n - 1, "zeros", want_hex=False)["status"]
+        if at != "ok" or below not in ("alloc_fail", "invoke_fail"):
+            return name, f"{name}: at {n} {at}, at {n - 1} {below}"
+        return name, None
+
+    problems = []
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        for name, problem in ex.map(one, todo):
+            print(f"{profile} {name}: {problem or 'verified'}", flush=True)
+            if problem:
+                problems.append(problem)
+    print(f"{profile}: {len(todo)} entries, {len(problems)} problems", flush=True)
+    return problems
+
+
 profiles = core.profiles
 min_arena = core.min_arena
 generous_run = core.generous_run
@@ -208,6 +240,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["merge"]:
         merge()
         return 0
+    if argv[:1] == ["verify"]:
+        import argparse
+        ap = argparse.ArgumentParser(prog="esp_oracle.py verify")
+        ap.add_argument("profile")
+        ap.add_argument("--figures", help="figures file (default figures/<profile>.json)")
+        ap.add_argument("--data", default=os.path.join(REPO, "tests", "data"))
+        ap.add_argument("--workers", type=int, default=1)
+        a = ap.parse_args(argv[1:])
+        path = a.figures or os.path.join(FIGURES_DIR, f"{a.profile}.json")
+        return 1 if verify(a.profile, path, a.data, a.workers) else 0
     return core.main(argv)
 
 
