@@ -94,14 +94,18 @@ class MicroInterpreter:
     reach the caller as exceptions. ``alt_decompression_memory_size``: bytes of a memory
     outside the arena for decompressed tensors (TFLM's SetDecompressionMemory, as the
     tflite-micro package's argument of that name): DECODE outputs and compressed weights
-    go there when they fit instead of into the arena.
+    go there when they fit instead of into the arena. ``npu_stub``: co-processor operators
+    (the ``ethos-u`` operator of Vela-compiled models, on the ``cortex-m55+ethos-u*``
+    targets) return at once when invoked, computing nothing, as the QEMU builds behind
+    the Ethos-U figures do (the NPU is not emulated): for sizing only; without it,
+    invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
-                 alt_decompression_memory_size: int = 0):
+                 alt_decompression_memory_size: int = 0, npu_stub: bool = False):
         limit_blas_threads()
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
@@ -126,6 +130,10 @@ class MicroInterpreter:
             raise InputError(f"alt_decompression_memory_size must be a non-negative number of "
                              f"bytes, not {alt_decompression_memory_size!r}")
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
+        #: co-processor operators (``ethos-u``) invoke as a stub that returns at once,
+        #: leaving their outputs as the arena holds them (what the QEMU builds behind the
+        #: Ethos-U figures do): for sizing, never for results
+        self.npu_stub = bool(npu_stub)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         try:
@@ -707,7 +715,8 @@ class MicroInterpreter:
                                          planner=self.planner, recording=self.recording,
                                          num_resource_variables=self.num_resource_variables,
                                          error_reporter=lambda m: None,
-                                         alt_decompression_memory_size=self.alt_decompression_memory_size)
+                                         alt_decompression_memory_size=self.alt_decompression_memory_size,
+                                         npu_stub=True)
                 probe.allocate_tensors()
                 probe.invoke()
                 return probe.arena.trace

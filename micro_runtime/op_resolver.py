@@ -79,11 +79,16 @@ def default_op_resolver(target=None) -> OpResolver:
     TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...).
     With a ``target`` (name or :class:`~micro_runtime.targets.Target`) whose build uses an
     optimized kernel library (``cortex-m4+cmsis-nn``), that library's kernels replace the
-    reference ones for the ops it overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does."""
+    reference ones for the ops it overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does; a
+    target with a co-processor (``cortex-m55+ethos-u55-128``) also gets that co-processor's
+    kernels (the ``ethos-u`` operator), as TFLM's ``CO_PROCESSOR`` does."""
     import kernels
     from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
     by_name = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}
     if target is not None:
         from .targets import get_target
-        by_name.update(KERNEL_VARIANTS.get(get_target(target).kernel_library, {}))
+        t = get_target(target)
+        by_name.update(KERNEL_VARIANTS.get(t.kernel_library, {}))
+        if t.co_processor:
+            by_name.update(KERNEL_VARIANTS.get(t.co_processor, {}))
     return OpResolver([cls() for cls in by_name.values()])

@@ -27,7 +27,7 @@ Kernel OpData structs are keyed ``"<kernel>.<Struct>"``; builtin option structs
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Mapping, Optional, Tuple
 
 from .cmsis_nn_structs import CMSIS_NN_STRUCTS
@@ -84,6 +84,12 @@ class Target:
     #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
     #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
     libm: str = "glibc"
+    #: TFLM's ``CO_PROCESSOR``: ``"ethos-u"`` for the Ethos-U builds (its kernel runs the
+    #: ``ethos-u`` custom operator of Vela-compiled models), None otherwise
+    co_processor: Optional[str] = None
+    #: the NPU configuration the profile names (Vela's ``--accelerator-config``, e.g.
+    #: ``"ethos-u55-128"``), None without a co-processor
+    npu: Optional[str] = None
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
@@ -462,7 +468,45 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
 CORTEX_M_TARGETS = tuple(_cortex_m_target(core, cmsis_nn)
                          for core in CORTEX_M_CORES for cmsis_nn in (False, True))
 
-TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS}
+#: the Ethos-U configurations Vela compiles for (``--accelerator-config``): NPU -> what
+#: it is found in
+ETHOS_U_NPUS: Dict[str, str] = {
+    "ethos-u55-32": "Ethos-U55, 32 MACs/cycle",
+    "ethos-u55-64": "Ethos-U55, 64 MACs/cycle (Alif Ensemble E3 high-efficiency core)",
+    "ethos-u55-128": "Ethos-U55, 128 MACs/cycle (Corstone-300 / -310 FVPs, Alif Ensemble)",
+    "ethos-u55-256": "Ethos-U55, 256 MACs/cycle (Alif Ensemble E3 high-performance core)",
+    "ethos-u65-256": "Ethos-U65, 256 MACs/cycle",
+    "ethos-u65-512": "Ethos-U65, 512 MACs/cycle (NXP i.MX 93)",
+    "ethos-u85-128": "Ethos-U85, 128 MACs/cycle",
+    "ethos-u85-256": "Ethos-U85, 256 MACs/cycle (Corstone-320)",
+    "ethos-u85-512": "Ethos-U85, 512 MACs/cycle",
+    "ethos-u85-1024": "Ethos-U85, 1024 MACs/cycle",
+    "ethos-u85-2048": "Ethos-U85, 2048 MACs/cycle",
+}
+#: the ethos-u kernel's OpData: command-stream bytes and two scratch-buffer indices
+_ETHOS_U_STRUCTS = {"ethos_u.OpData": _S(12, 4, "cms_data_size, base_addr_idx, base_addr_size_idx 3x4")}
+
+
+def _ethos_u_target(npu: str) -> Target:
+    """TFLM built for Cortex-M55 with CMSIS-NN kernels and the Ethos-U co-processor
+    kernel (``OPTIMIZED_KERNEL_DIR=cmsis_nn CO_PROCESSOR=ethos_u``): the CPU runs what
+    Vela left on it with CMSIS-NN's MVE code; the ``ethos-u`` operator is sized, not run.
+    TFLM's library is the same for every NPU configuration (only the NPU driver differs);
+    the profile names the NPU the model was compiled for."""
+    base = _cortex_m_target("cortex-m55", True)
+    return replace(
+        base, name=f"cortex-m55+{npu}",
+        description=(f"TFLM (90b983c2) for cortex-m55 with an {ETHOS_U_NPUS[npu]}: "
+                     "CMSIS-NN kernels on the CPU, Vela-compiled ethos-u operators sized (the "
+                     "NPU is not emulated); arm-none-eabi-gcc, short enums, no "
+                     "USE_TFLM_COMPRESSION"),
+        structs={**base.structs, **_ETHOS_U_STRUCTS}, co_processor="ethos-u", npu=npu)
+
+
+ETHOS_U_TARGETS = tuple(_ethos_u_target(npu) for npu in ETHOS_U_NPUS)
+
+TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS
+                              + ETHOS_U_TARGETS}
 
 #: other cores' names -> the profile core with the same layout and CMSIS-NN code paths
 TARGET_ALIASES: Dict[str, str] = {alias: core for core, (_, _, _, aliases) in CORTEX_M_CORES.items()
@@ -483,6 +527,9 @@ def targets_help() -> str:
         lines.append(f"{core:<21}TFLM's Makefile build for {core}, reference kernels: {models}{also}")
         features = "MVE" if mve else "DSP" if dsp else "no DSP"
         lines.append(f"{core + '+cmsis-nn':<21}the same with CMSIS-NN kernels ({features} code paths)")
+    for npu, what in ETHOS_U_NPUS.items():
+        lines.append(f"{'cortex-m55+' + npu:<21}cortex-m55+cmsis-nn with TFLM's Ethos-U kernel: "
+                     f"Vela-compiled models for an {what.split(' (')[0]} (sized, not run)")
     return "\n".join(lines)
 
 

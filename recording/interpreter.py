@@ -27,10 +27,10 @@ class RecordingMicroInterpreter(MicroInterpreter):
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", num_resource_variables: int = 0,
-                 error_reporter: Optional[ErrorReporter] = None):
+                 error_reporter: Optional[ErrorReporter] = None, npu_stub: bool = False):
         super().__init__(model, op_resolver, arena_size, target=target, planner=planner,
                          recording=True, num_resource_variables=num_resource_variables,
-                         error_reporter=error_reporter)
+                         error_reporter=error_reporter, npu_stub=npu_stub)
 
     def get_micro_allocator(self) -> RecordingMicroAllocator:
         """The RecordingMicroAllocator (TFLM's ``GetMicroAllocator()``): its

@@ -77,8 +77,11 @@ def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: boo
     if arena_size is None:
         arena_size = measure_arena(model, args.target, recording=recording).min_arena_bytes
     cls = RecordingMicroInterpreter if recording else MicroInterpreter
+    # figures come from an allocation and one invoke: co-processor operators (ethos-u)
+    # invoke as the stub the figures were measured with; a run invokes them for real
     it = cls(model, arena_size=arena_size, target=args.target,
-             num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None)
+             num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None,
+             npu_stub=invoke)
     if invoke:
         it.invoke()
     else:

@@ -76,7 +76,8 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
         it = MicroInterpreter(model, resolver, size, target=target, recording=recording,
                               planner=planner, num_resource_variables=count_resource_variables(model),
                               error_reporter=lambda m: None,
-                              alt_decompression_memory_size=alt_decompression_memory_size)
+                              alt_decompression_memory_size=alt_decompression_memory_size,
+                              npu_stub=True)
         try:
             it.allocate_tensors()
         except Exception as e:  # noqa: BLE001 - retried with a larger arena if too small
