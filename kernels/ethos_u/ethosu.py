@@ -43,20 +43,22 @@ class OpData:
 #: "COP1" four-character code, then a Config tag followed by the NPU's CONFIG word
 _COP1 = b"COP1"
 _DA_CONFIG = 0x01
+_PRODUCTS = {0: 55, 1: 65, 2: 85}
 
 
 def command_stream_npu(cms: bytes) -> Optional[str]:
     """The NPU a Vela command stream was compiled for, from its driver header:
-    ``"ethos-u55-<macs>"`` or ``"ethos-u65-<macs>"`` (MACs per cycle), or None when the
+    ``"ethos-u55-<macs>"``, ``"ethos-u65-<macs>"`` or ``"ethos-u85-<macs>"`` (MACs per
+    cycle), or None when the
     header is not one Vela's COP1 format describes this way."""
     if len(cms) < 12 or cms[:4] != _COP1 or cms[4] != _DA_CONFIG:
         return None
     config = struct.unpack_from("<I", cms, 8)[0]
     log2_macs = config & 0xF              # CONFIG.macs_per_cc
-    product = (config >> 28) & 0xF        # CONFIG.product: 0 = Ethos-U55, 1 = Ethos-U65
-    if product not in (0, 1):
+    product = (config >> 28) & 0xF        # CONFIG.product: 0, 1, 2 = Ethos-U55, -U65, -U85
+    if product not in _PRODUCTS:
         return None
-    return f"ethos-u{55 if product == 0 else 65}-{1 << log2_macs}"
+    return f"ethos-u{_PRODUCTS[product]}-{1 << log2_macs}"
 
 
 @register_variant("ethos-u")
