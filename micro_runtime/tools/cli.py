@@ -119,9 +119,14 @@ def _size_text(record: dict) -> List[str]:
                 "minimum; not an under-report)")
     else:
         note = ""
+    npu = record.get("npu_scratch_bytes")
+    vela = [] if npu is None else [
+        f"    of which Vela's plan {npu:>10} bytes (the ethos-u operators' scratch tensors, with "
+        f"the tensors Vela placed in them); TFLM's own: {record['arena_bytes'] - npu} bytes"]
     return [
         f"{record['model']} on target {record['target']}, {CLASS_NAMES[ours]} ({allocator})",
         f"  minimum arena          {record['arena_bytes']:>10} bytes",
+        *vela,
         f"  head (planned tensors) {record['head_bytes']:>10} bytes",
         f"  tail (persistent)      {record['tail_bytes']:>10} bytes",
         f"  temporaries peak       {record['temp_peak_bytes']:>10} bytes (from the arena start)",

@@ -46,6 +46,9 @@ class ArenaSize:
     tflm_reported_total_bytes: int  #: what TFLM's "Arena allocation total" prints
     plain_min_arena_bytes: int     #: same model with the default (non-recording) MicroAllocator
     recording_min_arena_bytes: int = 0  #: same model with the RecordingMicroAllocator
+    #: models with co-processor (ethos-u) operators: the part of the head Vela planned
+    #: (see :func:`npu_scratch_bytes`), None otherwise
+    npu_scratch_bytes: Optional[int] = None
 
     @property
     def interpreter(self) -> str:
@@ -65,6 +68,27 @@ class ArenaSize:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def npu_scratch_bytes(model: Model) -> Optional[int]:
+    """Bytes of the arena Vela planned for a model with ``ethos-u`` operators: the end of
+    the offline-planned region (the model's ``OfflineMemoryAllocation``), which holds
+    Vela's scratch and fast-scratch tensors and the NPU operators' inputs and outputs
+    it placed inside them; TFLM places them at Vela's offsets from the head's start.
+    None for a model without ethos-u operators or without an offline plan."""
+    from arena.allocator import tensor_bytes
+    if not any(op.custom_code == "ethos-u" for sg in model.subgraphs for op in sg.operators):
+        return None
+    offsets = model.offline_planned_offsets()
+    if offsets is None:
+        return None
+    end, k = 0, 0
+    for sg in model.subgraphs:
+        for tensor in sg.tensors:
+            if offsets[k] >= 0:
+                end = max(end, int(offsets[k]) + tensor_bytes(tensor))
+            k += 1
+    return end
 
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
@@ -115,7 +139,8 @@ def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[st
         tail_bytes=chosen.persistent_used_bytes, temp_peak_bytes=chosen.stats.temp_peak,
         timeline_peak_bytes=chosen.stats.total_peak,
         tflm_reported_total_bytes=chosen.head_bytes + chosen.persistent_used_bytes,
-        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True])
+        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True],
+        npu_scratch_bytes=npu_scratch_bytes(model))
 
 
 def size_record(model_name: str, result: ArenaSize) -> dict:
@@ -133,6 +158,7 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
         "tflm_reported_total_bytes": result.tflm_reported_total_bytes,
         "temporaries_gap_bytes": result.temporaries_gap_bytes,
         "alignment_gap_bytes": result.alignment_gap_bytes,
+        "npu_scratch_bytes": result.npu_scratch_bytes,
     }
 
 
@@ -140,7 +166,8 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
 #: ``path`` and ``error``)
 SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "plain_min_arena_bytes",
              "arena_bytes", "head_bytes", "tail_bytes", "temp_peak_bytes", "timeline_peak_bytes",
-             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes")
+             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes",
+             "npu_scratch_bytes")
 
 
 def size_model_file(path: str, target: str, interpreter: str = "recording") -> dict:
