@@ -25,8 +25,12 @@ int main(int argc, char** argv);
 void __libc_init_array(void);
 void initialise_monitor_handles(void);
 
+// What gcc's crti / crtbegin would provide (not linked: -nostartfiles): empty
+// _init / _fini for __libc_init_array / __libc_fini_array, and the handle C++
+// static destructors register under (__cxa_atexit).
 void _init(void) {}
 void _fini(void) {}
+void* __dso_handle = &__dso_handle;
 
 enum {
   kSysWrite0 = 0x04,
