@@ -84,6 +84,11 @@ class Target:
     #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
     #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
     libm: str = "glibc"
+    #: the build has a hardware FPU and gcc contracts the float kernels' ``total +=
+    #: a * b`` loops into fused multiply-adds (``vfma.f32``; -mfloat-abi=hard or softfp:
+    #: TFLM's cortex_m_generic / corstone_300 Cortex-M55 builds): one rounding per step
+    #: instead of two (:func:`kernels.internal.matmul.float32_fma`)
+    float_fma: bool = False
     #: TFLM's ``CO_PROCESSOR``: ``"ethos-u"`` for the Ethos-U builds (its kernel runs the
     #: ``ethos-u`` custom operator of Vela-compiled models), None otherwise
     co_processor: Optional[str] = None
@@ -462,6 +467,7 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         mve=mve,
         float32_expressions=True,
         libm="newlib",
+        float_fma=mve,
     )
 
 
