@@ -98,6 +98,11 @@ def test_cli_size_shows_velas_part_and_run_refuses(capsys, tmp_path):
     assert main(["size", path, "--target", "cortex-m55+ethos-u65-256", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["npu_scratch_bytes"] == 22192
+    for command in ("audit", "plan"):
+        assert main([command, path, "--target", "cortex-m55+ethos-u65-256", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["npu_scratch_bytes"] == 22192
+        assert main([command, path, "--target", "cortex-m55+ethos-u65-256"]) == 0
+        assert "bytes are Vela's plan" in capsys.readouterr().out
     x = tmp_path / "x.npy"
     np.save(x, np.zeros((1, 49, 10, 1), np.int8))
     assert main(["run", path, "--target", "cortex-m55+ethos-u65-256", "--input", str(x)]) == 1

@@ -248,8 +248,19 @@ def cmd_audit(args) -> int:
     text.append("")
     text.append(f"head {data['head_bytes']} bytes | temporaries peak {data['temp_peak_bytes']} bytes "
                 f"| tail {data['tail_bytes']} bytes")
+    data["npu_scratch_bytes"] = _vela_line(model, data["head_bytes"], text)
     _emit(args, data, text)
     return 0
+
+
+def _vela_line(model, head: int, text: List[str]) -> Optional[int]:
+    """For a Vela-compiled model: append how much of the head Vela planned; its bytes."""
+    from .sizing import npu_scratch_bytes
+    npu = npu_scratch_bytes(model)
+    if npu is not None:
+        text.append(f"of the head, {npu} bytes are Vela's plan (the ethos-u operators' scratch "
+                    f"tensors, with the tensors Vela placed in them) and {head - npu} TFLM's own")
+    return npu
 
 
 # ---------------------------------------------------------------------- plan
@@ -275,6 +286,7 @@ def cmd_plan(args) -> int:
     data = {"model": name, "target": it.target.name, "interpreter": args.interpreter,
             "head_bytes": head, "buffers": entries, "svg": args.svg}
     text = [f"{name} on target {it.target.name}: head {head} bytes, {len(entries)} planned buffers"]
+    data["npu_scratch_bytes"] = _vela_line(model, head, text)
     text += ascii_chart(entries, args.width)
     if args.svg:
         text.append(f"SVG written to {args.svg}")
