@@ -177,7 +177,7 @@ class BatchMatMul(Kernel):
             b = data.rhs_operand
             if b is None:
                 b = np.swapaxes(y, -1, -2) if data.adj_y else y
-            np.copyto(out, float32_sequential_matmul(a, b))
+            np.copyto(out, float32_sequential_matmul(a, b, fused=ctx.target.float_fma))
             return
         dtype = data.compute_dtype
         a = self._operand(x, data.adj_x, data.lhs_zero_point, dtype)

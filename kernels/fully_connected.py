@@ -274,7 +274,8 @@ class FullyConnected(Kernel):
         bias = data.bias
         if x.dtype == np.float32:
             lo, hi = activation_range_float(data.activation)
-            total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights)
+            total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights,
+                                              fused=ctx.target.float_fma)
             if bias is not None:
                 np.add(total, bias, out=total)
             np.maximum(total, lo, out=total)

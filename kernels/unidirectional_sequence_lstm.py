@@ -369,7 +369,7 @@ class UnidirectionalSequenceLstm(Kernel):
         # computed all batches at once too
         steps = x if data.time_major else x.transpose(1, 0, 2)
         if data.kind == "float32":
-            self._run_float(data, steps, hidden, cell, out, math_for(ctx.target))
+            self._run_float(data, steps, hidden, cell, out, math_for(ctx.target), ctx.target.float_fma)
         else:
             self._run_integer(data, steps, hidden, cell, out)
 
@@ -440,19 +440,20 @@ class UnidirectionalSequenceLstm(Kernel):
             return math.tanhf(values)
         return values
 
-    def _run_float(self, data, steps, hidden, cell, out, math: FloatMath):
-        """``math``: the C library's float functions of the target's build (:func:`math_for`)."""
+    def _run_float(self, data, steps, hidden, cell, out, math: FloatMath, fused: bool = False):
+        """``math``: the C library's float functions of the target's build (:func:`math_for`);
+        ``fused``: the gate FCs' sums are fused multiply-adds (Target.float_fma)."""
         exp = math.expf
         n = data.state_dimension
         t_steps, n_batch = steps.shape[0], steps.shape[1]
         xin = np.asarray(steps, np.float32).reshape(t_steps * n_batch, -1)
         # input FCs (sequential float32 sums, + bias, clamp) of every step and gate at once
-        gate_in = _clamp_float(float32_sequential_matmul(xin, data.w_in_all) + data.bias_all)
+        gate_in = _clamp_float(float32_sequential_matmul(xin, data.w_in_all, fused) + data.bias_all)
         gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
         zero = np.float32(0.0)
         for t in range(t_steps):
             # recurrent FCs have no bias: TFLM still adds 0.0f
-            rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all) + zero)
+            rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all, fused) + zero)
             pre = gate_in[t] + rec
             sig = sigmoid_reference_float(pre, exp)   # (the cell gate's columns are unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]

@@ -64,6 +64,11 @@ class KernelContext:
             return KernelError(message)
         return KernelError(message, node.name, node.index, node.subgraph_index)
 
+    @property
+    def npu_stub(self) -> bool:
+        """Whether co-processor operators invoke as a stub (see MicroInterpreter)."""
+        return self._interpreter.npu_stub
+
     def sizeof(self, struct: str) -> int:
         """Bytes of a TFLM struct on the interpreter's target."""
         return self.target.sizeof(struct)

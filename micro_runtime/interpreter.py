@@ -141,6 +141,11 @@ class MicroInterpreter:
     :class:`LimitError`. The interpreter's own sizing passes (:meth:`min_arena_bytes`,
     the size that works in an ArenaTooSmallError, :meth:`resize_input_tensor`) use it
     too, or :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS` when it is None.
+    go there when they fit instead of into the arena. ``npu_stub``: co-processor operators
+    (the ``ethos-u`` operator of Vela-compiled models, on the ``cortex-m55+ethos-u*``
+    targets) return at once when invoked, computing nothing, as the QEMU builds behind
+    the Ethos-U figures do (the NPU is not emulated): for sizing only; without it,
+    invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
 
     #: invoke refuses an operator reading a tensor nothing wrote (see
@@ -152,7 +157,7 @@ class MicroInterpreter:
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
                  alt_decompression_memory_size: int = 0,
-                 max_loop_iterations: Optional[int] = INVOKE_LOOP_ITERATIONS):
+                 max_loop_iterations: Optional[int] = INVOKE_LOOP_ITERATIONS, npu_stub: bool = False):
         limit_blas_threads()
         self._max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
@@ -187,6 +192,10 @@ class MicroInterpreter:
                              f"{MAX_ALT_DECOMPRESSION_BYTES} (2^32 - 1), not "
                              f"{alt_decompression_memory_size!r}")
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
+        #: co-processor operators (``ethos-u``) invoke as a stub that returns at once,
+        #: leaving their outputs as the arena holds them (what the QEMU builds behind the
+        #: Ethos-U figures do): for sizing, never for results
+        self.npu_stub = bool(npu_stub)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         self._allocated = self._invoked = False
@@ -843,7 +852,8 @@ class MicroInterpreter:
                             num_resource_variables=self.num_resource_variables,
                             error_reporter=lambda m: None,
                             alt_decompression_memory_size=self.alt_decompression_memory_size,
-                            max_loop_iterations=SIZING_LOOP_ITERATIONS if bound is None else bound)
+                            max_loop_iterations=SIZING_LOOP_ITERATIONS if bound is None else bound,
+                            npu_stub=True)
         probe.ctx.loop_budget_hint = ("the interpreter's sizing pass allows "
                                       f"{probe.max_loop_iterations}; set max_loop_iterations to "
                                       "allow more")

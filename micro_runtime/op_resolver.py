@@ -31,17 +31,38 @@ def _stock_classes() -> FrozenSet[type]:
     return frozenset(classes)
 
 
-def library_kernel_class(name: str, library: str = "reference") -> Optional[type]:
+def _co_processor_kernels() -> Dict[str, type]:
+    """Operator name -> kernel class of every co-processor a target profile has (TFLM's
+    ``CO_PROCESSOR``: ``ethos-u``)."""
+    from kernels.base import KERNEL_VARIANTS
+    from .targets import TARGETS
+    out: Dict[str, type] = {}
+    for name in sorted({t.co_processor for t in TARGETS.values() if t.co_processor}):
+        out.update(KERNEL_VARIANTS.get(name, {}))
+    return out
+
+
+def library_kernel_class(name: str, library: str = "reference",
+                         co_processor: Optional[str] = None) -> Optional[type]:
     """The class of the kernel that kernel library ``library`` (a target's
     ``kernel_library``) runs for operator ``name`` (a builtin name such as ``"CONV_2D"``
-    or a custom op name): the library's variant where it has one, else the reference
-    kernel; None when micro-runtime has no kernel for it."""
+    or a custom op name): the co-processor's kernel where the target has one for it
+    (``co_processor``, e.g. ``ethos-u``), else the library's variant where it has one,
+    else the reference kernel; None when the build has no kernel for it (a co-processor
+    operator on a target without that co-processor included)."""
     import kernels
     from kernels.base import CUSTOM_KERNELS, KERNEL_VARIANTS
+    if co_processor:
+        own = KERNEL_VARIANTS.get(co_processor, {}).get(name)
+        if own is not None:
+            return own
     variant = KERNEL_VARIANTS.get(library, {}).get(name)
     if variant is not None:
         return variant
-    return kernels.BUILTIN_KERNELS.get(name) or CUSTOM_KERNELS.get(name)
+    found = kernels.BUILTIN_KERNELS.get(name) or CUSTOM_KERNELS.get(name)
+    if found is None and name in _co_processor_kernels():
+        return None
+    return found
 
 
 class OpResolver:
@@ -64,7 +85,7 @@ class OpResolver:
         kernel object. Builtin kernels are keyed by ``kernel.op``; custom kernels by
         ``name`` or ``kernel.custom_name``. Returns the resolver (calls chain)."""
         if isinstance(kernel, str):
-            cls = library_kernel_class(kernel)
+            cls = library_kernel_class(kernel) or _co_processor_kernels().get(kernel)
             if cls is None:
                 raise InputError(f"no operator named {kernel!r} among the kernels micro-runtime "
                                  "ships; register a kernel object for a custom operator")
@@ -98,20 +119,26 @@ class OpResolver:
         kernel); kernels of other classes (the user's own) kept. The same object when
         nothing changes."""
         from .targets import get_target
-        library = get_target(target).kernel_library
+        t = get_target(target)
+        library, co_processor = t.kernel_library, t.co_processor
         stock = _stock_classes()
+        co_processor_classes = set(_co_processor_kernels().values())
 
         def bound(kernel, name: str):
             if type(kernel) not in stock:
                 return kernel
-            cls = library_kernel_class(name, library)
-            return kernel if cls is None or type(kernel) is cls else cls()
+            cls = library_kernel_class(name, library, co_processor)
+            if cls is None:
+                # a co-processor's kernel on a build without that co-processor: absent
+                return None if type(kernel) in co_processor_classes else kernel
+            return kernel if type(kernel) is cls else cls()
 
         from .schema import BUILTIN_OP_NAMES
         builtin = {code: bound(k, BUILTIN_OP_NAMES[code]) for code, k in self._builtin.items()}
         custom = {name: bound(k, name) for name, k in self._custom.items()}
+        custom = {name: k for name, k in custom.items() if k is not None}
         if all(builtin[c] is self._builtin[c] for c in builtin) and \
-                all(custom[n] is self._custom[n] for n in custom):
+                len(custom) == len(self._custom) and all(custom[n] is self._custom[n] for n in custom):
             return self
         out = OpResolver()
         out._builtin, out._custom = builtin, custom
@@ -147,6 +174,10 @@ class OpResolver:
 def default_op_resolver(target=None) -> OpResolver:
     """A resolver naming every builtin operator micro-runtime runs, and the custom ops
     TFLM's python package registers (the signal library: SignalWindow, SignalRfft, ...).
+    The kernels of every co-processor micro-runtime models (the ``ethos-u`` operator of
+    Vela-compiled models) are named too; an interpreter keeps them only on a target
+    with that co-processor (``cortex-m55+ethos-u55-128``), as only TFLM's
+    ``CO_PROCESSOR=ethos_u`` build has them.
 
     An interpreter always runs its own target's kernel library (see
     :meth:`OpResolver.for_target`), whatever ``target`` says here; ``target`` (a name or
@@ -156,5 +187,6 @@ def default_op_resolver(target=None) -> OpResolver:
     overrides, as TFLM's ``OPTIMIZED_KERNEL_DIR`` does."""
     import kernels
     from kernels.base import CUSTOM_KERNELS
-    resolver = OpResolver([cls() for cls in {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS}.values()])
+    by_name = {**kernels.BUILTIN_KERNELS, **CUSTOM_KERNELS, **_co_processor_kernels()}
+    resolver = OpResolver([cls() for cls in by_name.values()])
     return resolver if target is None else resolver.for_target(target)

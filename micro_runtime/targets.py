@@ -27,7 +27,7 @@ Kernel OpData structs are keyed ``"<kernel>.<Struct>"``; builtin option structs
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Mapping, Optional, Tuple
 
 from .cmsis_nn_structs import CMSIS_NN_STRUCTS
@@ -95,6 +95,18 @@ class Target:
     #: TFLM's default BUILD_TYPE): a failing one aborts. Kernels whose debug checks the
     #: models reach consult it (so far: FULLY_CONNECTED's weights zero point)
     debug_checks: bool = False
+
+    #: the build has a hardware FPU and gcc contracts the float kernels' ``total +=
+    #: a * b`` loops into fused multiply-adds (``vfma.f32``; -mfloat-abi=hard or softfp:
+    #: TFLM's cortex_m_generic / corstone_300 Cortex-M55 builds): one rounding per step
+    #: instead of two (:func:`kernels.internal.matmul.float32_fma`)
+    float_fma: bool = False
+    #: TFLM's ``CO_PROCESSOR``: ``"ethos-u"`` for the Ethos-U builds (its kernel runs the
+    #: ``ethos-u`` custom operator of Vela-compiled models), None otherwise
+    co_processor: Optional[str] = None
+    #: the NPU configuration the profile names (Vela's ``--accelerator-config``, e.g.
+    #: ``"ethos-u55-128"``), None without a co-processor
+    npu: Optional[str] = None
 
     @property
     def cpu(self) -> str:
@@ -477,12 +489,49 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         mve=mve,
         float32_expressions=True,
         libm="newlib",
+        float_fma=mve,
     )
 
 
 CORTEX_M_TARGETS = tuple(_cortex_m_target(core, cmsis_nn)
                          for core in CORTEX_M_CORES for cmsis_nn in (False, True))
 
+#: the Ethos-U configurations Vela compiles for (``--accelerator-config``): NPU -> what
+#: it is found in
+ETHOS_U_NPUS: Dict[str, str] = {
+    "ethos-u55-32": "Ethos-U55, 32 MACs/cycle",
+    "ethos-u55-64": "Ethos-U55, 64 MACs/cycle (Alif Ensemble E3 high-efficiency core)",
+    "ethos-u55-128": "Ethos-U55, 128 MACs/cycle (Corstone-300 / -310 FVPs, Alif Ensemble)",
+    "ethos-u55-256": "Ethos-U55, 256 MACs/cycle (Alif Ensemble E3 high-performance core)",
+    "ethos-u65-256": "Ethos-U65, 256 MACs/cycle",
+    "ethos-u65-512": "Ethos-U65, 512 MACs/cycle (NXP i.MX 93)",
+    "ethos-u85-128": "Ethos-U85, 128 MACs/cycle",
+    "ethos-u85-256": "Ethos-U85, 256 MACs/cycle (Corstone-320)",
+    "ethos-u85-512": "Ethos-U85, 512 MACs/cycle",
+    "ethos-u85-1024": "Ethos-U85, 1024 MACs/cycle",
+    "ethos-u85-2048": "Ethos-U85, 2048 MACs/cycle",
+}
+#: the ethos-u kernel's OpData: command-stream bytes and two scratch-buffer indices
+_ETHOS_U_STRUCTS = {"ethos_u.OpData": _S(12, 4, "cms_data_size, base_addr_idx, base_addr_size_idx 3x4")}
+
+
+def _ethos_u_target(npu: str) -> Target:
+    """TFLM built for Cortex-M55 with CMSIS-NN kernels and the Ethos-U co-processor
+    kernel (``OPTIMIZED_KERNEL_DIR=cmsis_nn CO_PROCESSOR=ethos_u``): the CPU runs what
+    Vela left on it with CMSIS-NN's MVE code; the ``ethos-u`` operator is sized, not run.
+    TFLM's library is the same for every NPU configuration (only the NPU driver differs);
+    the profile names the NPU the model was compiled for."""
+    base = _cortex_m_target("cortex-m55", True)
+    return replace(
+        base, name=f"cortex-m55+{npu}",
+        description=(f"TFLM (90b983c2) for cortex-m55 with an {ETHOS_U_NPUS[npu]}: "
+                     "CMSIS-NN kernels on the CPU, Vela-compiled ethos-u operators sized (the "
+                     "NPU is not emulated); arm-none-eabi-gcc, short enums, no "
+                     "USE_TFLM_COMPRESSION"),
+        structs={**base.structs, **_ETHOS_U_STRUCTS}, co_processor="ethos-u", npu=npu)
+
+
+ETHOS_U_TARGETS = tuple(_ethos_u_target(npu) for npu in ETHOS_U_NPUS)
 # ---- ESP32 family (ESP-IDF builds of esp-tflite-micro with ESP-NN) and TFLM's riscv32
 #: espressif/esp-tflite-micro (the ESP-IDF component, version 1.4.0) and the ESP-NN it is
 #: built with; its TFLM copy was synced from upstream in 2026-07 and differs from 90b983c2
@@ -598,7 +647,7 @@ RISCV32 = Target(
 )
 
 TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS
-                              + ESP_TARGETS + (RISCV32,)}
+                              + ETHOS_U_TARGETS + ESP_TARGETS + (RISCV32,)}
 
 #: other cores' names -> the profile core with the same layout and CMSIS-NN code paths;
 #: ESP-IDF's chip names (esp32s3 ...) -> the profile's
@@ -633,6 +682,9 @@ def targets_help() -> str:
                      f"{cpu}: {functions}{same}; also {also}")
     lines.append(f"{'<esp chip>+ansi':<21}the same with ESP-NN's plain C (CONFIG_NN_ANSI_C): "
                  "one build for every chip")
+    for npu, what in ETHOS_U_NPUS.items():
+        lines.append(f"{'cortex-m55+' + npu:<21}cortex-m55+cmsis-nn with TFLM's Ethos-U kernel: "
+                     f"Vela-compiled models for an {what.split(' (')[0]} (sized, not run)")
     return "\n".join(lines)
 
 

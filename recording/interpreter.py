@@ -31,12 +31,12 @@ class RecordingMicroInterpreter(MicroInterpreter):
                  planner: str = "greedy", num_resource_variables: int = 0,
                  error_reporter: Optional[ErrorReporter] = None,
                  alt_decompression_memory_size: int = 0,
-                 max_loop_iterations: Optional[int] = None):
+                 max_loop_iterations: Optional[int] = None, npu_stub: bool = False):
         super().__init__(model, op_resolver, arena_size, target=target, planner=planner,
                          recording=True, num_resource_variables=num_resource_variables,
                          error_reporter=error_reporter,
                          alt_decompression_memory_size=alt_decompression_memory_size,
-                         max_loop_iterations=max_loop_iterations)
+                         max_loop_iterations=max_loop_iterations, npu_stub=npu_stub)
 
     def get_micro_allocator(self) -> RecordingMicroAllocator:
         """The RecordingMicroAllocator (TFLM's ``GetMicroAllocator()``): its

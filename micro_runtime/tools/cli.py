@@ -93,11 +93,13 @@ def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: boo
         arena_size = measure_arena(model, args.target, op_resolver=resolver, recording=recording,
                                    max_loop_iterations=_sizing_loops(args)).min_arena_bytes
     cls = RecordingMicroInterpreter if recording else MicroInterpreter
-    # ``run`` invokes as TFLM (no loop bound unless given); audit / plan are sizing passes
+    # ``run`` invokes as TFLM (no loop bound unless given); audit / plan are sizing passes.
+    # Figures come from an allocation and one invoke: co-processor operators (ethos-u)
+    # invoke as the stub the figures were measured with; a run invokes them for real
     loops = args.max_loop_iterations if args.command == "run" else _sizing_loops(args)
     it = cls(model, resolver, arena_size=arena_size, target=args.target,
              num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None,
-             max_loop_iterations=loops)
+             max_loop_iterations=loops, npu_stub=invoke)
     if invoke:
         it.invoke()
     else:
@@ -146,9 +148,14 @@ def _size_text(record: dict) -> List[str]:
         note = ""
     terms = minimum_terms(record["arena_bytes"], record["head_bytes"], record["tail_bytes"],
                           record["timeline_peak_bytes"])
+    npu = record.get("npu_scratch_bytes")
+    vela = [] if npu is None else [
+        f"    of which Vela's plan {npu:>10} bytes (the ethos-u operators' scratch tensors, with "
+        f"the tensors Vela placed in them); TFLM's own: {record['arena_bytes'] - npu} bytes"]
     return [
         f"{record['model']} on target {record['target']}, {CLASS_NAMES[ours]} ({allocator})",
         "  " + format_sum("minimum arena         ", record["arena_bytes"], terms, 10),
+        *vela,
         f"  head (planned tensors) {record['head_bytes']:>10} bytes",
         f"  tail (persistent)      {record['tail_bytes']:>10} bytes",
         f"  temporaries peak       {record['temp_peak_bytes']:>10} bytes (from the arena start)",
@@ -345,9 +352,20 @@ def cmd_audit(args) -> int:
                            minimum_terms(data["min_arena_bytes"], data["min_head_bytes"],
                                          data["min_tail_bytes"],
                                          data["min_arena_bytes"] - data["alignment_gap_bytes"])))
+    data["npu_scratch_bytes"] = _vela_line(model, data["head_bytes"], text)
     text += format_peak(data["head_peak"])
     _emit(args, data, text)
     return 0
+
+
+def _vela_line(model, head: int, text: List[str]) -> Optional[int]:
+    """For a Vela-compiled model: append how much of the head Vela planned; its bytes."""
+    from .sizing import npu_scratch_bytes
+    npu = npu_scratch_bytes(model)
+    if npu is not None:
+        text.append(f"of the head, {npu} bytes are Vela's plan (the ethos-u operators' scratch "
+                    f"tensors, with the tensors Vela placed in them) and {head - npu} TFLM's own")
+    return npu
 
 
 # ---------------------------------------------------------------------- plan
@@ -369,6 +387,7 @@ def cmd_plan(args) -> int:
     data = {"model": name, "target": it.target.name, "interpreter": args.interpreter,
             "head_bytes": head, "buffers": entries, "head_peak": peak, "svg": args.svg}
     text = [f"{name} on target {it.target.name}: head {head} bytes, {len(entries)} planned buffers"]
+    data["npu_scratch_bytes"] = _vela_line(model, head, text)
     text += ascii_chart(entries, args.width)
     text += format_peak(peak)
     if args.svg:

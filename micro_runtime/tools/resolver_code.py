@@ -92,7 +92,7 @@ def resolver_code(model, target, model_name: str) -> str:
             name = op_name(op.builtin_code, op.custom_code)
             entry = uses.setdefault(name, {"count": 0, "types": []})
             entry["count"] += 1
-            cls = library_kernel_class(name, target.kernel_library)
+            cls = library_kernel_class(name, target.kernel_library, target.co_processor)
             used, _ = operator_types(cls() if cls is not None else None, sg, op)
             key = used.key if used is not None else ""
             if key and key not in entry["types"]:
@@ -109,7 +109,7 @@ def resolver_code(model, target, model_name: str) -> str:
     calls: List[tuple] = []
     for name, entry in uses.items():
         method = RESOLVER_METHODS.get(name)
-        cls = library_kernel_class(name, target.kernel_library)
+        cls = library_kernel_class(name, target.kernel_library, target.co_processor)
         library = getattr(cls, "library", None)
         kernel = LIBRARY_NAMES.get(library, f"{library} kernel") if cls is not None else "no kernel here"
         note = (f"{entry['count']} use{'s' if entry['count'] > 1 else ''}"

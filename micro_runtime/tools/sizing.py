@@ -50,6 +50,9 @@ class ArenaSize:
     recording_min_arena_bytes: int = 0  #: same model with the RecordingMicroAllocator
     #: where the head peaks: operator, buffers live there (:func:`~.plan_view.head_peak`)
     peak: Optional[dict] = None
+    #: models with co-processor (ethos-u) operators: the part of the head Vela planned
+    #: (see :func:`npu_scratch_bytes`), None otherwise
+    npu_scratch_bytes: Optional[int] = None
 
     @property
     def interpreter(self) -> str:
@@ -125,6 +128,25 @@ def format_sum(label: str, total: int, terms: Sequence[Tuple[str, int]], width: 
     if sum(v for _, v in terms) != total:
         raise AssertionError(f"{label}: {total} != " + " + ".join(f"{n} {v}" for n, v in terms))
     return f"{label} {total:>{width}} bytes = " + " + ".join(f"{name} {value}" for name, value in terms)
+def npu_scratch_bytes(model: Model) -> Optional[int]:
+    """Bytes of the arena Vela planned for a model with ``ethos-u`` operators: the end of
+    the offline-planned region (the model's ``OfflineMemoryAllocation``), which holds
+    Vela's scratch and fast-scratch tensors and the NPU operators' inputs and outputs
+    it placed inside them; TFLM places them at Vela's offsets from the head's start.
+    None for a model without ethos-u operators or without an offline plan."""
+    from arena.allocator import tensor_bytes
+    if not any(op.custom_code == "ethos-u" for sg in model.subgraphs for op in sg.operators):
+        return None
+    offsets = model.offline_planned_offsets()
+    if offsets is None:
+        return None
+    end, k = 0, 0
+    for sg in model.subgraphs:
+        for tensor in sg.tensors:
+            if offsets[k] >= 0:
+                end = max(end, int(offsets[k]) + tensor_bytes(tensor))
+            k += 1
+    return end
 
 
 def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recording: bool,
@@ -138,10 +160,10 @@ def _probe(model: Model, target: Target, resolver: Optional[OpResolver], recordi
     from ..api import count_resource_variables
     from ..interpreter import SizingProbe
     it = SizingProbe(model, resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
-                          planner=planner, num_resource_variables=count_resource_variables(model),
-                          error_reporter=lambda m: None,
-                          alt_decompression_memory_size=alt_decompression_memory_size,
-                          max_loop_iterations=max_loop_iterations)
+                     planner=planner, num_resource_variables=count_resource_variables(model),
+                     error_reporter=lambda m: None,
+                     alt_decompression_memory_size=alt_decompression_memory_size,
+                     max_loop_iterations=max_loop_iterations, npu_stub=True)
     it.ctx.loop_budget_hint = (f"the sizing pass allows {max_loop_iterations} "
                                "(--max-loop-iterations N, or measure_arena(max_loop_iterations=N))")
     it.allocate_tensors()
@@ -197,7 +219,8 @@ def measure_arena(model: Union[Model, str, os.PathLike, bytes], target: Union[st
         tail_bytes=chosen.persistent_used_bytes, temp_peak_bytes=chosen.stats.temp_peak,
         timeline_peak_bytes=chosen.stats.total_peak,
         tflm_reported_total_bytes=chosen.head_bytes + chosen.persistent_used_bytes,
-        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True], peak=peak)
+        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True], peak=peak,
+        npu_scratch_bytes=npu_scratch_bytes(model))
 
 
 def size_record(model_name: str, result: ArenaSize) -> dict:
@@ -215,7 +238,8 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
         "tflm_reported_total_bytes": result.tflm_reported_total_bytes,
         "temporaries_gap_bytes": result.temporaries_gap_bytes,
         "alignment_gap_bytes": result.alignment_gap_bytes,
-        "head_peak": result.peak,
+        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True], peak=peak,
+        npu_scratch_bytes=npu_scratch_bytes(model))
     }
 
 
@@ -223,7 +247,8 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
 #: ``path`` and ``error``)
 SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "plain_min_arena_bytes",
              "arena_bytes", "head_bytes", "tail_bytes", "temp_peak_bytes", "timeline_peak_bytes",
-             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes", "head_peak")
+        "head_peak": result.peak,
+        "npu_scratch_bytes": result.npu_scratch_bytes,
 
 
 def size_model_file(path: str, target: str, interpreter: str = "recording",
