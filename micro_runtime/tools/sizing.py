@@ -238,8 +238,8 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
         "tflm_reported_total_bytes": result.tflm_reported_total_bytes,
         "temporaries_gap_bytes": result.temporaries_gap_bytes,
         "alignment_gap_bytes": result.alignment_gap_bytes,
-        plain_min_arena_bytes=minimums[False], recording_min_arena_bytes=minimums[True], peak=peak,
-        npu_scratch_bytes=npu_scratch_bytes(model))
+        "head_peak": result.peak,
+        "npu_scratch_bytes": result.npu_scratch_bytes,
     }
 
 
@@ -247,8 +247,8 @@ def size_record(model_name: str, result: ArenaSize) -> dict:
 #: ``path`` and ``error``)
 SIZE_KEYS = ("model", "target", "interpreter", "allocator", "min_arena_bytes", "plain_min_arena_bytes",
              "arena_bytes", "head_bytes", "tail_bytes", "temp_peak_bytes", "timeline_peak_bytes",
-        "head_peak": result.peak,
-        "npu_scratch_bytes": result.npu_scratch_bytes,
+             "tflm_reported_total_bytes", "temporaries_gap_bytes", "alignment_gap_bytes", "head_peak",
+             "npu_scratch_bytes")
 
 
 def size_model_file(path: str, target: str, interpreter: str = "recording",
