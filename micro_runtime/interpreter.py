@@ -84,37 +84,6 @@ def _variable_start(tensor) -> int:
     return 0
 
 
-#: ops whose kernels read only the shape and type of their input, never its values
-SHAPE_ONLY_OPS = frozenset({"SHAPE", "ZEROS_LIKE"})
-
-
-def check_reads_before_writes(model: Model) -> None:
-    """Refuse an operator that reads a tensor nothing has written: not an input of its
-    subgraph, not constant, not a variable (reset before the first invoke), not an
-    output of an earlier operator. TFLM allocates and runs such a model, but the kernel
-    then reads whatever the arena held (bytes of the temporaries of prepare), so the
-    outputs are undefined: invoke raises ModelError naming the operator and the tensor
-    (allocation and sizing go on as in TFLM)."""
-    for s, sg in enumerate(model.subgraphs):
-        written = set(t for t in sg.inputs if t >= 0)
-        for op in sg.operators:
-            if op.name not in SHAPE_ONLY_OPS:
-                for k, t in enumerate(op.inputs):
-                    if t < 0 or t >= len(sg.tensors) or t in written:
-                        continue
-                    spec = sg.tensors[t]
-                    if spec.data is not None or spec.is_variable:
-                        continue
-                    if any(int(d) == 0 for d in spec.shape):
-                        continue                # no bytes to read
-                    raise ModelError(
-                        f"{op.describe()}: input {k} ({spec.describe()}) is read before anything "
-                        f"writes it (not an input of subgraph {s}, not constant, not a variable, "
-                        "not an output of an earlier operator): TFLM would read whatever bytes "
-                        "its arena holds there, so the outputs are undefined")
-            written.update(t for t in op.outputs if t >= 0)
-
-
 @add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
@@ -147,10 +116,6 @@ class MicroInterpreter:
     the Ethos-U figures do (the NPU is not emulated): for sizing only; without it,
     invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
-
-    #: invoke refuses an operator reading a tensor nothing wrote (see
-    #: :func:`check_reads_before_writes`); sizing passes do not
-    refuse_undefined_reads = True
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
@@ -199,7 +164,6 @@ class MicroInterpreter:
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         self._allocated = self._invoked = False
-        self._reads_checked = False
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
@@ -563,9 +527,6 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
-            if self.refuse_undefined_reads and not self._reads_checked:
-                check_reads_before_writes(self.model)
-                self._reads_checked = True
             self.ctx.loop_iterations = 0
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
@@ -884,11 +845,7 @@ class MicroInterpreter:
 
 class SizingProbe(MicroInterpreter):
     """The interpreter of a sizing pass: a failure (even in its 2^40-byte nominal arena)
-    is reported as it is, without another sizing pass for the size that would work; a
-    tensor read before anything writes it does not stop the pass (its values do not
-    change the allocations)."""
-
-    refuse_undefined_reads = False
+    is reported as it is, without another sizing pass for the size that would work."""
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         return error

@@ -529,34 +529,6 @@ def test_every_hostile_family_runs_clean_in_its_own_process(oracle, tmp_path):
     assert not bad, bad
 
 
-def test_a_tensor_read_before_anything_writes_it_is_refused():
-    """A graph whose operator reads a tensor that is no input, constant, variable or
-    earlier output (the fuzz made one by re-wiring micro_speech's graph inputs): TFLM
-    reads whatever its arena holds there (its outputs then differ from run to run and
-    from ours); invoke is refused with the operator and the tensor named, on every
-    surface; allocation and sizing go on."""
-    from micro_runtime import MicroInterpreter, ModelError
-    from micro_runtime.api import Interpreter
-    from micro_runtime.tools.model_writer import ModelBuilder
-    b = ModelBuilder()
-    g = b.subgraph()
-    x = g.add_tensor("x", (4,), "FLOAT32")
-    h = g.add_tensor("h", (4,), "FLOAT32")         # never written
-    y = g.add_tensor("y", (4,), "FLOAT32")
-    g.add_operator("ADD", [x, h], [y], fused_activation_function=0)
-    g.inputs, g.outputs = [x], [y]
-    raw = b.build()
-    for make in (lambda: MicroInterpreter(raw, arena_size=1 << 16),
-                 lambda: Interpreter.from_bytes(raw, error_reporter=lambda m: None)):
-        it = make()                 # allocation goes on, as in TFLM
-        with pytest.raises(ModelError, match=r"input 1 \(tensor #1 'h'\) is read before anything writes it"):
-            it.invoke()
-    # sizing is not refused: TFLM allocates the model, and the values read do not change
-    # any allocation
-    from micro_runtime.tools.sizing import measure_arena
-    assert measure_arena(raw, "host64").min_arena_bytes > 0
-
-
 def test_a_model_beyond_the_nominal_arena_is_an_arena_error():
     """Tensors of more than 2^40 bytes: the sizing pass fails in its nominal arena and
     says so (ArenaTooSmallError), without a further sizing pass for the size that would
