@@ -34,6 +34,10 @@ from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
 
+#: the largest tensor (bytes) for which a too-small-arena error measures the size that
+#: works (a sizing pass takes host memory for the bytes it uses); beyond, the error
+#: gives the bound that tensor sets
+MAX_PROBE_ARENA_BYTES = 1 << 28
 #: the largest arena_size accepted (bytes, 2^40): far beyond any device; an arena takes
 #: host memory only for the bytes its model uses
 MAX_ARENA_BYTES = PROBE_ARENA_BYTES
@@ -494,8 +498,14 @@ class MicroInterpreter:
                              for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
-        """Add the arena size that would have worked to an ArenaTooSmallError (or, for a
-        model too large to measure, that it needs more than the measuring limit)."""
+        """Add the arena size that would have worked to an ArenaTooSmallError; for a model
+        with a tensor over :data:`MAX_PROBE_ARENA_BYTES` (whose sizing pass would take
+        that much host memory and time), the bound that tensor sets instead."""
+        from arena.allocator import tensor_bytes
+        largest = max([tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
+                       if t.data is None] + [0])
+        if largest > MAX_PROBE_ARENA_BYTES:
+            return error.with_context(self.arena_size, None, largest)
         try:
             needed = self.min_arena_bytes()
         except ArenaTooSmallError as e:
