@@ -1,7 +1,7 @@
 """The ``micro-runtime`` command (also ``python -m micro_runtime``).
 
 Subcommands: ``size``, ``audit``, ``plan``, ``run``, ``eval``, ``info``, ``optimize``,
-``drift``, ``bench``, ``ops`` (see ``--help`` of each). Every one takes ``--target`` (a
+``drift``, ``bench``, ``ops``, ``fit``, ``boards`` (see ``--help`` of each). Every one takes ``--target`` (a
 profile of :mod:`micro_runtime.targets` or a core alias; default ``cortex-m4+cmsis-nn``),
 ``--interpreter recording|micro`` (the TFLM interpreter class
 whose arena is meant: RecordingMicroInterpreter, the default, as the tflite-micro package
@@ -992,6 +992,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the C++ MicroMutableOpResolver<N> declaration and the Add...() "
                         "calls the model needs (TFLM's method names; the kernels are --target's)")
     p.set_defaults(func=cmd_ops)
+
+    from .fit import add_parsers as add_fit_parsers
+    add_fit_parsers(sub, TARGET_HELP)
     _add_limits(sub)
     return parser
 
@@ -1135,12 +1138,15 @@ def _check_ranges(args) -> None:
 def _check_options(args) -> None:
     """Option values argparse cannot judge: InputErrors (status 1, one line). A core
     alias (``cortex-m0plus``) becomes its profile's name, which every output shows."""
-    targets = [get_target(t).name for t in _target_names(args.target)]
-    if len(targets) > 1 and args.command != "size":
-        raise InputError(f"--target {','.join(targets)}: {args.command} runs one target "
-                         "(size takes several: --target a,b or --target all)")
-    args.targets = list(dict.fromkeys(targets))
-    args.target = args.targets[0]
+    if args.target is not None:     # fit / boards: None = the board's target
+        targets = [get_target(t).name for t in _target_names(args.target)]
+        if len(targets) > 1 and args.command != "size":
+            raise InputError(f"--target {','.join(targets)}: {args.command} runs one target "
+                             "(size takes several: --target a,b or --target all)")
+        args.targets = list(dict.fromkeys(targets))
+        args.target = args.targets[0]
+    else:
+        args.targets = []
     for dest, (option, least, what) in NUMERIC_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is not None and value < least:
