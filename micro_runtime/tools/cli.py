@@ -28,6 +28,8 @@ import numpy as np
 
 from ..errors import InputError, MicroRuntimeError
 from ..targets import DEFAULT_TARGET, TARGET_ALIASES, get_target, targets_help
+from .model_paths import (BUNDLED_PREFIX, bundled_dir, bundled_names,  # noqa: F401 - re-exported
+                          load_model_arg as _load, model_name as _model_name, resolve_model_path)
 from .output_paths import check_output_path, output_files, write_file
 
 # the interpreter classes a figure can be for (as micro_runtime.tools.sizing.INTERPRETERS;
@@ -41,42 +43,8 @@ def __getattr__(name):
         return SIZE_KEYS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-BUNDLED_PREFIX = "bundled:"
 #: the class name each ``--interpreter`` value stands for
 CLASS_NAMES = {"recording": "RecordingMicroInterpreter", "micro": "MicroInterpreter"}
-
-
-def bundled_dir() -> str:
-    """Where the models shipped with the package live."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
-
-
-def bundled_names() -> List[str]:
-    """Names usable as ``bundled:NAME``."""
-    return sorted(f[:-len(".tflite")] for f in os.listdir(bundled_dir()) if f.endswith(".tflite"))
-
-
-def resolve_model_path(path: str) -> str:
-    """``bundled:NAME`` names a model shipped with the package (``bundled:person_detect``);
-    an unknown name is an InputError listing the bundled names."""
-    if path.startswith(BUNDLED_PREFIX):
-        name = path[len(BUNDLED_PREFIX):]
-        name = name[:-len(".tflite")] if name.endswith(".tflite") else name
-        names = bundled_names()
-        if name not in names:
-            raise InputError(f"no bundled model {name!r}; bundled models: "
-                             + ", ".join(f"bundled:{n}" for n in names))
-        return os.path.join(bundled_dir(), name + ".tflite")
-    return path
-
-
-def _load(path: str):
-    from ..model import load_model
-    return load_model(resolve_model_path(path))
-
-
-def _model_name(path: str) -> str:
-    return os.path.basename(resolve_model_path(path))
 
 
 def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: bool = True):
