@@ -37,6 +37,9 @@ import sys
 import time
 from typing import Iterable, Sequence, Union
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu_system  # noqa: E402  (system-mode boards: profiles with a 'machine' file)
+
 ORACLE_DIR = os.path.dirname(os.path.abspath(__file__))
 #: where the driver binaries live: <BIN_DIR>/<profile>/driver.elf (env CORTEXM_ORACLE_BIN)
 BIN_DIR = os.environ.get("CORTEXM_ORACLE_BIN", os.path.join(ORACLE_DIR, "bin"))
@@ -97,10 +100,13 @@ def run(profile: str, model_path: str, arena_bytes: int,
     """
     if not os.path.isfile(model_path):
         raise OracleError(f"model not found: {model_path}")
-    cmd = QEMU + [driver_path(profile), os.path.abspath(model_path),
-                  str(int(arena_bytes))] + _input_args(inputs)
+    args = [os.path.abspath(model_path), str(int(arena_bytes))] + _input_args(inputs)
     if want_hex:
-        cmd.append("--hex")
+        args.append("--hex")
+    driver = driver_path(profile)
+    machine = qemu_system.machine_of(os.path.dirname(driver))
+    cmd = (qemu_system.system_command(machine, driver, args) if machine
+           else QEMU + [driver] + args)
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=timeout_s)
@@ -108,14 +114,30 @@ def run(profile: str, model_path: str, arena_bytes: int,
         return dict(status="timeout", report_lines=[], outputs_fnv1a=[],
                     outputs_hex=[], messages=[], returncode=None,
                     seconds=time.time() - t0)
-    out = proc.stdout.decode("latin-1").replace("\r", "").splitlines()
-    err = proc.stderr.decode("latin-1").replace("\r", "").splitlines()
-    report = [l for l in err if l.startswith(REPORT_PREFIX)]
-    messages = [l for l in err if l and not l.startswith(REPORT_PREFIX)]
+    result = parse_output(proc.stdout, proc.stderr, proc.returncode, want_hex)
+    result["seconds"] = round(time.time() - t0, 3)
+    return result
+
+
+def parse_output(stdout: bytes, stderr: bytes, returncode: int | None,
+                 want_hex: bool = True) -> dict:
+    """The result of one driver run from its output streams.
+
+    ORACLE lines are taken from both streams (a semihosting console may carry the
+    guest's stdout and stderr on one stream); report lines and TFLM's messages are
+    the other lines.  Returns dict(status, report_lines, outputs_fnv1a, outputs_hex,
+    messages, returncode) as run() documents.
+    """
+    out = stdout.decode("latin-1").replace("\r", "").splitlines()
+    err = stderr.decode("latin-1").replace("\r", "").splitlines()
+    lines = out + err
+    report = [l for l in lines if l.startswith(REPORT_PREFIX)]
+    messages = [l for l in lines
+                if l and not l.startswith(REPORT_PREFIX) and not l.startswith("ORACLE ")]
     fnv: list[str] = []
     hexes: list[str] = []
     status_line = ""
-    for line in out:
+    for line in lines:
         if line.startswith("ORACLE output "):
             fnv.append(re.search(r"fnv1a=([0-9a-f]{8})", line).group(1))
         elif line.startswith("ORACLE hex "):
@@ -137,12 +159,12 @@ def run(profile: str, model_path: str, arena_bytes: int,
         status = "error"
     else:
         status = "crash"
-        messages.append(f"no status line; returncode {proc.returncode}")
+        messages.append(f"no status line; returncode {returncode}")
     if status_line and status != "ok":
         messages.append(status_line)
     return dict(status=status, report_lines=report, outputs_fnv1a=fnv,
                 outputs_hex=hexes if want_hex else [], messages=messages,
-                returncode=proc.returncode, seconds=round(time.time() - t0, 3))
+                returncode=returncode)
 
 
 SEARCH_TIMEOUT_S = 30.0

@@ -324,13 +324,9 @@ def fit_svg(rec: dict) -> str:
 # ---------------------------------------------------------------------- CLI
 def cmd_fit(args) -> int:
     import json
-    from .cli import _model_name, resolve_model_path
-    svg_path = None
-    if args.svg:
-        svg_path = os.path.abspath(args.svg)
-        if os.path.isdir(svg_path):
-            raise InputError(f"--svg {args.svg} is a directory; give a file name such as "
-                             f"{os.path.join(args.svg, 'fit.svg')}")
+    from .model_paths import model_name as _model_name, resolve_model_path
+    from .output_paths import check_output_path
+    svg_path = check_output_path(args.svg, "--svg", "fit.svg") if args.svg else None
     if args.board is None and args.target is None and (args.ram is None or args.flash is None):
         raise InputError("give --board NAME (micro-runtime boards lists them), or --target T "
                          "--ram BYTES --flash BYTES")
