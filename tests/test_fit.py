@@ -1,5 +1,6 @@
 """`micro-runtime boards` and `micro-runtime fit`: the board catalogue, the fit report's
 keys, exit status, and the predictions against the recorded firmware builds."""
+import functools
 import json
 import os
 import re
@@ -172,6 +173,14 @@ def _firmware_rows():
 FIRMWARE_ROWS = _firmware_rows()
 
 
+@functools.lru_cache(maxsize=None)
+def _node_keys(model: str) -> tuple:
+    """model_node_keys of a recorded model (loaded once for every build)."""
+    from micro_runtime.fit_tables import model_node_keys
+    from micro_runtime.model import load_model
+    return tuple(model_node_keys(load_model(os.path.join(DATA, model))))
+
+
 def test_recorded_firmware_figures_say_how_they_were_made():
     data = json.load(open(FIRMWARE))
     assert "about" in data and "TFLM" in data["about"] and "gc-sections" in data["about"]
@@ -186,9 +195,8 @@ def test_prediction_matches_the_linked_firmware(build, model, rec):
     MicroMutableOpResolver<N>, TFLM .data/.bss) exact, stack within 5 % of the QEMU
     measurement, the arena exact for MicroInterpreter (it runs at the predicted size and
     fails one byte below)."""
-    from micro_runtime.fit_tables import load_table, model_node_keys
-    from micro_runtime.model import load_model
-    pred = load_table(build).predict(rec["ops"], model_node_keys(load_model(os.path.join(DATA, model))))
+    from micro_runtime.fit_tables import load_table
+    pred = load_table(build).predict(rec["ops"], _node_keys(model))
     assert abs(pred.tflm_flash_bytes - rec["tflm_flash_bytes"]) <= 0.02 * rec["tflm_flash_bytes"]
     assert pred.interpreter_bytes == rec["interpreter_bytes"]
     assert pred.resolver_bytes == rec["resolver_bytes"]
