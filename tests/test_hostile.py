@@ -553,3 +553,27 @@ def test_a_model_beyond_the_nominal_arena_is_an_arena_error():
     with pytest.raises(ArenaTooSmallError) as err:
         MicroInterpreter(b.build(), arena_size=1 << 40, error_reporter=lambda m: None).allocate_tensors()
     assert err.value.min_arena_bytes is None
+
+
+def test_an_offline_plan_with_live_buffers_on_shared_bytes_is_sized_but_not_run():
+    """Two buffers alive at once on the same bytes (Vela's plans do it on purpose): TFLM
+    allocates such a plan, so allocation and sizing go on; a CPU kernel's outputs then
+    depend on its memory access order, which is not emulated: invoke refuses, naming
+    both tensors."""
+    from micro_runtime import MicroInterpreter, ModelError, load_model
+    from micro_runtime.tools.optimizer import write_offline_plan
+    from micro_runtime.tools.sizing import measure_arena
+    model = load_model(model_path("hello_world_int8"))
+    op = model.main.operators[1]                    # a FULLY_CONNECTED: not in place
+    src, dst = op.inputs[0], op.outputs[0]
+    raw = write_offline_plan(model, {src: 0, dst: 0})
+    assert measure_arena(raw, "host64").min_arena_bytes > 0
+    it = MicroInterpreter(raw, arena_size=1 << 16, target="host64", error_reporter=lambda m: None)
+    it.allocate_tensors()
+    with pytest.raises(ModelError, match="shares bytes with .* while both are alive"):
+        it.invoke()
+    # the same offsets for two buffers never alive together are emulated as usual
+    first = model.main.operators[0]
+    raw = write_offline_plan(model, {first.inputs[0]: 0, dst: 0})
+    it = MicroInterpreter(raw, arena_size=1 << 16, target="host64", error_reporter=lambda m: None)
+    it.invoke()
