@@ -559,7 +559,8 @@ def cmd_record(args) -> None:
             continue
         linked = _link_set(ops, args)
         rec = ({"status": "not_run", "probe": []} if args.no_run
-               else run_image(linked["run_image"], model, arena, machine=args.machine))
+               else run_image(linked["run_image"], model, arena, machine=args.machine,
+                              timeout_s=args.timeout))
         entry = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                  "flash": linked["summary"], "symbols": linked["symbols"]}
         if rec.get("status") == "crash" and args.fault_pad:
@@ -569,7 +570,7 @@ def cmd_record(args) -> None:
                                            machine=args.machine)
         if args.check_arena and not args.no_run:
             entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1,
-                                              machine=args.machine)["status"]
+                                              machine=args.machine, timeout_s=args.timeout)["status"]
         out[key] = entry
         print(key, rec.get("status"), rec.get("alloc_stack"), rec.get("invoke_stack"),
               linked["summary"]["tflm_flash_bytes"], flush=True)
@@ -592,7 +593,7 @@ def cmd_probe(args) -> None:
             out[key] = {"error": f"{type(e).__name__}: {e}"}
             continue
         linked = _link_set(ops, args, probe=True)
-        rec = run_image(linked["run_image"], model, arena, machine=args.machine)
+        rec = run_image(linked["run_image"], model, arena, machine=args.machine, timeout_s=args.timeout)
         out[key] = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                     "frames": linked["frames"]}
         if rec.get("status") == "crash" and args.fault_pad:
@@ -665,6 +666,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "minimum arena (profiles this version lacks)")
         sp.add_argument("--arena-default", type=int, default=4 << 20,
                         help="arena for models --arena-from has no figure for (bytes)")
+        sp.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
         sp.add_argument("--fault-pad", type=int, default=0,
                         help="when a run crashes at the arena, run again with this many bytes "
                         "more (the first run is kept under at_arena)")
