@@ -21,6 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 PHASES = ("init", "prepare", "invoke")
+#: bytes by which a firmware's mark may exceed the kernel call explaining it
+MARK_SLACK = 8
 DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data")
 
 
@@ -151,9 +153,11 @@ def stack_tables(probe: dict, records: dict, derivation: List[str]) -> dict:
                            default=0)
         kernel_invoke = max([depth["invoke"] + c["usage"] for c in by_model[key] if c["phase"] == "invoke"],
                             default=0)
-        if rec["run"]["alloc_stack"] > kernel_alloc:
+        # a mark within MARK_SLACK bytes of a kernel call's is that call (the plain and
+        # the probe firmware can differ by a stack slot)
+        if rec["run"]["alloc_stack"] > kernel_alloc + MARK_SLACK:
             alloc_fw = max(alloc_fw, rec["run"]["alloc_stack"])
-        if rec["run"]["invoke_stack"] > kernel_invoke:
+        if rec["run"]["invoke_stack"] > kernel_invoke + MARK_SLACK:
             invoke_fw = max(invoke_fw, rec["run"]["invoke_stack"])
     return {"depth": depth, "alloc_framework": alloc_fw, "invoke_framework": invoke_fw,
             "ops": {op: dict(sorted(v.items())) for op, v in sorted(per_op.items())},
