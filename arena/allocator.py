@@ -23,6 +23,8 @@ from .planners import GreedyMemoryPlanner, LinearMemoryPlanner, MemoryPlanner
 
 #: Scratch-buffer requests one operator may make (TFLM's kMaxScratchBuffersPerOp).
 MAX_SCRATCH_BUFFERS_PER_OP = 12
+#: the largest C int: TFLM's planners add offsets and sizes as ints
+INT32_MAX = (1 << 31) - 1
 
 
 class _FromSpec:
@@ -476,6 +478,7 @@ class MicroAllocator:
         infos = build_allocation_info(model, [s.tensors for s in subgraphs],
                                       self.scratch_requests, offline)
         planned = [info for info in infos if info.needs_allocating]
+        self._check_offline_plan(model, planned)
         planner = self._make_planner(len(planned))
         for info in planned:
             planner.add_buffer(align_up(info.bytes, BUFFER_ALIGNMENT), info.first_created,
@@ -503,6 +506,49 @@ class MicroAllocator:
         head_usage = planner.maximum_size()
         self.max_head_usage = max(self.max_head_usage, head_usage)
         arena.resize_head(self.max_head_usage, BUFFER_ALIGNMENT)
+        if arena.materialize:
+            # host memory for the planned buffers only, once the plan fits the arena
+            arena.back_head([(head_start + pb.offset, head_start + pb.offset + pb.size)
+                             for pb in self.plan])
+
+    def _check_offline_plan(self, model: Model, planned) -> None:
+        """Refuse an OfflineMemoryAllocation offset TFLM cannot honour, before planning.
+
+        TFLM takes the offsets as they are (the greedy planner places the buffer there;
+        the head it then reserves is the largest ``offset + size``, added as C ints):
+        a negative offset other than -1 puts the buffer before the arena's start
+        (memory that is not the arena's; when ``offset + size`` is negative too, the
+        head TFLM asks for wraps to a huge size_t and allocation fails with "Failed to
+        resize buffer"); an ``offset + size`` beyond 2^31 - 1 overflows the int sum and
+        fails the same way in every arena. TFLM's linear planner (preserve-all-tensors)
+        takes no offline offsets at all (its AddBuffer with an offset fails)."""
+        for info in planned:
+            offset = info.offline_offset
+            if offset == -1:
+                continue
+            spec = model.subgraphs[info.subgraph].tensors[info.index] if info.kind == "tensor" else None
+            where = (f"{spec.describe()}" + (f" of subgraph {info.subgraph}" if info.subgraph else "")
+                     if spec is not None else f"scratch buffer {info.index}")
+            if self.planner_kind != "greedy":
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}, but "
+                    "TFLM's LinearMemoryPlanner (preserve all tensors) takes no offline offsets "
+                    "(its AddBuffer with an offset fails); use the greedy planner")
+            size = align_up(info.bytes, BUFFER_ALIGNMENT)
+            if offset < 0:
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}: "
+                    "offsets are bytes from the arena's head and -1 means 'planned online'; "
+                    f"TFLM would place this {size}-byte buffer {-offset} bytes before the arena "
+                    + ("(memory outside the arena)" if offset + size >= 0 else
+                       f"and fail with 'Failed to resize buffer' (the head it computes, "
+                       f"{offset} + {size}, is negative)"))
+            if offset + size > INT32_MAX:
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}: "
+                    f"with its {size} bytes it ends at {offset + size}, beyond 2^31 - 1; TFLM's "
+                    "planner adds offset and size as C ints, the sum overflows and allocation "
+                    "fails with 'Failed to resize buffer' in every arena")
 
     def _make_planner(self, buffer_count: int) -> MemoryPlanner:
         if self.planner_kind == "greedy":

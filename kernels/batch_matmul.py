@@ -170,14 +170,14 @@ class BatchMatMul(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        x, y = node.input_arrays
+        x, y = node.input_arrays[:2]
         out = node.output_arrays[0]
         if not data.quantized:
             a = np.swapaxes(x, -1, -2) if data.adj_x else x
             b = data.rhs_operand
             if b is None:
                 b = np.swapaxes(y, -1, -2) if data.adj_y else y
-            np.copyto(out, float32_sequential_matmul(a, b))
+            np.copyto(out, float32_sequential_matmul(a, b, fused=ctx.target.float_fma))
             return
         dtype = data.compute_dtype
         a = self._operand(x, data.adj_x, data.lhs_zero_point, dtype)

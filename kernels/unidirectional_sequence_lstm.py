@@ -39,7 +39,7 @@ from .internal.folded_stages import FoldedFcStage, ProductRequant
 from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
-from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, clip_into, multiply_by_quantized_multiplier,
+from .internal.quantization import (c_float_to_int32, ieee_div, wrap_int16, ACT_TANH, ChannelRequantizer, checked_log2, clip_into, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -71,7 +71,7 @@ class MulParams:
 
     def __init__(self, scale1: float, scale2: float, out_scale: float, out_type: int,
                  out_zero_point: int = 0):
-        effective = (float(np.float32(scale1)) * float(np.float32(scale2))) / float(np.float32(out_scale))
+        effective = ieee_div(float(np.float32(scale1)) * float(np.float32(scale2)), float(np.float32(out_scale)))
         self.multiplier, self.shift = quantize_multiplier(effective)
         self.offset = int(out_zero_point)
         self.lo, self.hi = (-128, 127) if out_type == INT8 else (-32768, 32767)
@@ -307,8 +307,9 @@ class UnidirectionalSequenceLstm(Kernel):
         _, data.cell_state_scale_power = checked_log2(cell.scale)
         cell_clip = np.float32(params.cell_clip)
         data.cell_clip = float(cell_clip)
-        clip = float(cell_clip) / float(np.float32(cell.scale))
-        data.quantized_cell_clip = int(np.trunc(min(max(clip, -32768.0), 32767.0)))
+        clip = ieee_div(float(cell_clip), float(np.float32(cell.scale)))
+        # static_cast<int16_t> of the clamped float (nan stays nan: C's conversion)
+        data.quantized_cell_clip = int(wrap_int16(c_float_to_int32(np.trunc(min(max(clip, -32768.0), 32767.0)))))
 
         gates = []
         for g in range(4):
@@ -368,7 +369,7 @@ class UnidirectionalSequenceLstm(Kernel):
         # computed all batches at once too
         steps = x if data.time_major else x.transpose(1, 0, 2)
         if data.kind == "float32":
-            self._run_float(data, steps, hidden, cell, out, math_for(ctx.target))
+            self._run_float(data, steps, hidden, cell, out, math_for(ctx.target), ctx.target.float_fma)
         else:
             self._run_integer(data, steps, hidden, cell, out)
 
@@ -439,19 +440,20 @@ class UnidirectionalSequenceLstm(Kernel):
             return math.tanhf(values)
         return values
 
-    def _run_float(self, data, steps, hidden, cell, out, math: FloatMath):
-        """``math``: the C library's float functions of the target's build (:func:`math_for`)."""
+    def _run_float(self, data, steps, hidden, cell, out, math: FloatMath, fused: bool = False):
+        """``math``: the C library's float functions of the target's build (:func:`math_for`);
+        ``fused``: the gate FCs' sums are fused multiply-adds (Target.float_fma)."""
         exp = math.expf
         n = data.state_dimension
         t_steps, n_batch = steps.shape[0], steps.shape[1]
         xin = np.asarray(steps, np.float32).reshape(t_steps * n_batch, -1)
         # input FCs (sequential float32 sums, + bias, clamp) of every step and gate at once
-        gate_in = _clamp_float(float32_sequential_matmul(xin, data.w_in_all) + data.bias_all)
+        gate_in = _clamp_float(float32_sequential_matmul(xin, data.w_in_all, fused) + data.bias_all)
         gate_in = gate_in.reshape(t_steps, n_batch, 4 * n)
         zero = np.float32(0.0)
         for t in range(t_steps):
             # recurrent FCs have no bias: TFLM still adds 0.0f
-            rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all) + zero)
+            rec = _clamp_float(float32_sequential_matmul(hidden, data.w_rec_all, fused) + zero)
             pre = gate_in[t] + rec
             sig = sigmoid_reference_float(pre, exp)   # (the cell gate's columns are unused)
             input_gate, forget, output_gate = sig[:, 0:n], sig[:, n:2 * n], sig[:, 3 * n:]

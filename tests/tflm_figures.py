@@ -21,9 +21,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
 REFERENCE_DIR = os.path.join(DATA, "reference")
-#: the independent figures of issue 12 (cortex-m4, cortex-m4+cmsis-nn, cortex-m3+cmsis-nn
-#: on the 11 zoo models), and the figures of the builds made for this work
-FIGURE_FILES = ("tflm_figures_cortexm.json", "tflm_figures_cortexm_builds.json")
+#: the independent figures of the first Cortex-M builds (cortex-m4, cortex-m4+cmsis-nn,
+#: cortex-m3+cmsis-nn on the 11 zoo models), the cortex_m_qemu builds run on a Cortex-A15
+#: in user mode, and the Cortex-M55 (hard float, MVE) builds run on QEMU's mps3-an547
+FIGURE_FILES = ("tflm_figures_cortexm.json", "tflm_figures_cortexm_builds.json",
+                "tflm_figures_cortexm_m55.json")
 
 LCG_MULTIPLIER = 1103515245
 LCG_INCREMENT = 12345

@@ -37,6 +37,9 @@ import sys
 import time
 from typing import Iterable, Sequence, Union
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu_system  # noqa: E402  (system-mode boards: profiles with a 'machine' file)
+
 ORACLE_DIR = os.path.dirname(os.path.abspath(__file__))
 #: where the driver binaries live: <BIN_DIR>/<profile>/driver.elf (env CORTEXM_ORACLE_BIN)
 BIN_DIR = os.environ.get("CORTEXM_ORACLE_BIN", os.path.join(ORACLE_DIR, "bin"))
@@ -97,10 +100,13 @@ def run(profile: str, model_path: str, arena_bytes: int,
     """
     if not os.path.isfile(model_path):
         raise OracleError(f"model not found: {model_path}")
-    cmd = QEMU + [driver_path(profile), os.path.abspath(model_path),
-                  str(int(arena_bytes))] + _input_args(inputs)
+    args = [os.path.abspath(model_path), str(int(arena_bytes))] + _input_args(inputs)
     if want_hex:
-        cmd.append("--hex")
+        args.append("--hex")
+    driver = driver_path(profile)
+    machine = qemu_system.machine_of(os.path.dirname(driver))
+    cmd = (qemu_system.system_command(machine, driver, args) if machine
+           else QEMU + [driver] + args)
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=timeout_s)

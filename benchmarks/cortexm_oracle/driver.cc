@@ -16,6 +16,13 @@
 //   ORACLE output <i> type=<TfLiteType> bytes=<n> fnv1a=<8 hex>
 //   ORACLE hex <i> <hex bytes>
 // TFLM's own messages (report lines, errors) go to stderr through DebugLog.
+//
+// Build variants (compile-time defines):
+//   ORACLE_DEBUG_LOG_CALLBACK: the library is TFLM's cortex_m_generic target,
+//     whose DebugLog hands each message to a registered callback; the driver
+//     registers one that writes to stderr.
+//   ORACLE_ETHOS_U: the library is TFLM's Ethos-U build (CO_PROCESSOR=ethos_u);
+//     the resolver also gets the `ethos-u` custom operator (AddEthosU).
 
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +34,10 @@
 #include "tensorflow/lite/micro/recording_micro_allocator.h"
 #include "tensorflow/lite/micro/recording_micro_interpreter.h"
 #include "tensorflow/lite/schema/schema_generated.h"
+
+#ifdef ORACLE_DEBUG_LOG_CALLBACK
+#include "tensorflow/lite/micro/cortex_m_generic/debug_log_callback.h"
+#endif
 
 namespace {
 
@@ -227,11 +238,21 @@ void RegisterAll(Resolver& r) {
   Check(r.AddWhile(), "WHILE");
   Check(r.AddWindow(), "SignalWindow");
   Check(r.AddZerosLike(), "ZEROS_LIKE");
+#ifdef ORACLE_ETHOS_U
+  Check(r.AddEthosU(), "ethos-u");
+#endif
 }
+
+#ifdef ORACLE_DEBUG_LOG_CALLBACK
+void DebugLogToStderr(const char* s) { fputs(s, stderr); }
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef ORACLE_DEBUG_LOG_CALLBACK
+  RegisterDebugLogCallback(DebugLogToStderr);
+#endif
   if (argc < 4) {
     printf("ORACLE usage: driver MODEL ARENA_BYTES zeros|lcg1|file [--hex] "
            "[FILES...]\n");

@@ -5,7 +5,9 @@
   exact integer (int8/int16 activations x int8 weights: |term| < 2^23, depth < 2^30).
 * :func:`float32_sequential_matmul` — TFLM's float loops add one float32 product at a
   time in depth order; this does the same, vectorised over the other axes (batch
-  dimensions broadcast).
+  dimensions broadcast). With ``fused=True`` each step is one fused multiply-add
+  (:func:`float32_fma`), as gcc compiles those loops for a core with a hardware FPU
+  and the hard-float ABI (``vfma.f32``; Target.float_fma).
 """
 from __future__ import annotations
 
@@ -40,7 +42,34 @@ SEQUENTIAL_AT_ONCE = 1 << 16
 SEQUENTIAL_SLAB = 2048
 
 
-def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def float32_fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 fused multiply-add a * b + c, one rounding (IEEE fma, round to nearest
+    even), elementwise with broadcasting. The product of two float32 is exact in float64;
+    the float64 sum is made round-to-odd (a TwoSum error term nudges an inexact, even
+    result one ulp towards the exact sum), which rounded to float32 (24 bits, 53 >= 24 + 2)
+    gives the correctly rounded fma. Infinities and NaNs take the float64 result."""
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    c64 = np.asarray(c, np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = p + c64
+        bb = s - p
+        err = (p - (s - bb)) + (c64 - bb)
+        bits = np.asarray(s).view(np.int64)
+        nudge = np.isfinite(err) & (err != 0) & ((bits & 1) == 0)
+        if np.any(nudge):
+            s = np.where(nudge, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+        return np.asarray(s, np.float64).astype(np.float32)
+
+
+def _fused_sequential(a: np.ndarray, b: np.ndarray, shape) -> np.ndarray:
+    """``total = 0; total = fma(a[..., k], b[k], total)`` for each k in order."""
+    total = np.zeros(shape, dtype=np.float32)
+    for k in range(a.shape[-1]):
+        total = float32_fma(a[..., :, k:k + 1], b[..., k:k + 1, :], total)
+    return total
+
+
+def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False) -> np.ndarray:
     """a (..., m, k) @ b (..., k, n) in float32, summing k in order with one rounding per
     product and per addition (TFLM's ``total = 0.f; total += a * b`` loops); leading batch
     dimensions broadcast as in ``np.matmul``.
@@ -50,7 +79,8 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     +0.0, as the C loop's zero start does); larger ones, and sums that end NaN (the NaN
     an x86 addition keeps depends on its operand order, which only the loop follows), add
     one k-slice at a time. The result may be a reused scratch array: consume or copy it
-    before the next call."""
+    before the next call. ``fused``: each step one fused multiply-add
+    (:func:`float32_fma`), the first from +0.0."""
     a = np.asarray(a, dtype=np.float32)
     b = np.asarray(b, dtype=np.float32)
     if a.ndim == 2 and b.ndim == 2:
@@ -58,6 +88,8 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     else:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     depth = a.shape[-1]
+    if fused:
+        return _fused_sequential(a, b, shape)
     slab = math.prod(shape)
     if depth and slab <= SEQUENTIAL_SLAB and slab * depth <= SEQUENTIAL_AT_ONCE:
         # (..., k, m, n): each step of the sum adds one contiguous m x n slab
