@@ -25,6 +25,9 @@ from .planners import GreedyMemoryPlanner, LinearMemoryPlanner, MemoryPlanner
 MAX_SCRATCH_BUFFERS_PER_OP = 12
 #: the largest C int: TFLM's planners add offsets and sizes as ints
 INT32_MAX = (1 << 31) - 1
+#: ops whose kernel copies input 0 to output 0 unless both are the same memory (an
+#: offline plan may put them at one offset)
+IN_PLACE_OPS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "DYNAMIC_UPDATE_SLICE")
 
 
 class _FromSpec:
@@ -232,6 +235,8 @@ class MicroAllocator:
         self.scratch_requests: List[ScratchBufferRequest] = []
         self.scratch_addresses: List[int] = []
         self.max_head_usage = 0
+        #: why invoke is refused for this plan (see :meth:`_offline_overlap`), or None
+        self.offline_overlap: Optional[str] = None
         self.plan: List[PlannedBuffer] = []
         self.planner: Optional[MemoryPlanner] = None
         self._scratch_head = 0
@@ -484,6 +489,7 @@ class MicroAllocator:
             planner.add_buffer(align_up(info.bytes, BUFFER_ALIGNMENT), info.first_created,
                                info.last_used, info.offline_offset)
         offsets = planner.offsets()
+        self.offline_overlap = self._offline_overlap(model, planned, planner, offsets)
         head_start = arena.buffer_head
         self.plan = []
         for info, offset in zip(planned, offsets):
@@ -510,6 +516,55 @@ class MicroAllocator:
             # host memory for the planned buffers only, once the plan fits the arena
             arena.back_head([(head_start + pb.offset, head_start + pb.offset + pb.size)
                              for pb in self.plan])
+
+    @staticmethod
+    def _offline_overlap(model: Model, planned, planner, offsets) -> Optional[str]:
+        """Why an offline plan's outputs are not emulated, or None: two buffers alive at
+        the same time on shared bytes. TFLM allocates and runs such a plan (Vela's plans
+        do it on purpose, for its NPU operator), but a CPU kernel's outputs then depend on
+        the order in which it reads and writes memory (an element written before another
+        is read), which the numpy kernels here do not reproduce. Allocation and sizing
+        are unaffected; the interpreter refuses to invoke (see ``offline_overlap``)."""
+        buffers = planner.buffers
+        offline = [k for k, b in enumerate(buffers) if b.offline_offset != -1]
+        if not offline:
+            return None
+        start = np.array(offsets, dtype=np.int64)
+        size = np.array([b.size for b in buffers], dtype=np.int64)
+        first = np.array([b.first_used for b in buffers], dtype=np.int64)
+        last = np.array([b.last_used for b in buffers], dtype=np.int64)
+        # the one sharing TFLM's kernels handle in place: the data input and the output
+        # of a copy op at the same offset (the kernel sees one pointer and skips the copy)
+        in_place = set()
+        for s, sg in enumerate(model.subgraphs):
+            for op in sg.operators:
+                if op.name in IN_PLACE_OPS and op.inputs and op.outputs:
+                    in_place.add((s, op.inputs[0], op.outputs[0]))
+                    in_place.add((s, op.outputs[0], op.inputs[0]))
+        for k in offline:
+            clash = ((first <= last[k]) & (first[k] <= last) & (start < start[k] + size[k])
+                     & (start[k] < start + size) & (size > 0) & (size[k] > 0))
+            clash[k] = False
+            for j in np.nonzero(clash)[0]:
+                a, b = planned[k], planned[int(j)]
+                if (start[j] == start[k] and size[j] == size[k] and a.kind == b.kind == "tensor"
+                        and a.subgraph == b.subgraph and (a.subgraph, a.index, b.index) in in_place):
+                    clash[j] = False
+            if clash.any():
+                j = int(np.nonzero(clash)[0][0])
+
+                def name(i):
+                    info = planned[i]
+                    if info.kind == "tensor":
+                        return model.subgraphs[info.subgraph].tensors[info.index].describe()
+                    return f"scratch buffer {info.index}"
+                return (f"OfflineMemoryAllocation metadata: {name(k)} at offset {int(start[k])} "
+                        f"({int(size[k])} bytes) shares bytes with {name(j)} at offset "
+                        f"{int(start[j])} ({int(size[j])} bytes) while both are alive; TFLM runs "
+                        "such a plan, but its outputs then depend on the order in which its "
+                        "kernels read and write memory, which is not emulated (allocation and "
+                        "sizing are exact)")
+        return None
 
     def _check_offline_plan(self, model: Model, planned) -> None:
         """Refuse an OfflineMemoryAllocation offset TFLM cannot honour, before planning.

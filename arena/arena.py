@@ -61,6 +61,10 @@ BUFFER_ALIGNMENT = 16
 #: nominal arena size of a sizing pass (bytes): larger than any model's need, and free,
 #: since only the bytes used get host memory
 PROBE_ARENA_BYTES = 1 << 40
+#: a planned head spanning at most this many bytes (64 MiB) is backed by one host
+#: region, gaps included; a larger one (an offline plan's far offsets) only where
+#: buffers are
+CONTIGUOUS_HEAD_BYTES = 1 << 26
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -352,9 +356,65 @@ class Arena:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
                 merged.append([start, end])
+        if merged and merged[-1][1] - merged[0][0] <= CONTIGUOUS_HEAD_BYTES \
+                and not any(self._overlaps(merged[0][0], merged[-1][1])):
+            # an ordinary head: one region, as TFLM's arena is one array (a kernel that
+            # writes past its buffers, like ESP-NN's softmax, lands in real bytes)
+            merged = [[merged[0][0], merged[-1][1]]]
         for start, end in merged:
             if self._region_index(start, end) is None:
                 self._add_region(start, end)
+
+    def _overlaps(self, start: int, end: int):
+        """The regions given out that share bytes with [start, end) (their indices)."""
+        return [k for k in range(len(self._region_starts))
+                if self._region_starts[k] < end and start < self._region_ends[k]]
+
+    def backed_bytes(self, start: int, end: int) -> Optional[np.ndarray]:
+        """A uint8 view of arena bytes [start, end) when one host region holds them all
+        (the planned head of an ordinary model is one region), else None."""
+        k = self._region_index(int(start), int(end)) if self.materialize else None
+        if k is None:
+            return None
+        base = self._region_starts[k]
+        return self._region_data[k][int(start) - base:int(end) - base]
+
+    def window(self, start: int, end: int) -> Tuple[np.ndarray, bool]:
+        """Arena bytes [start, end) as one uint8 array, and whether it is a copy: a view
+        when one host region holds them all, else a copy with the regions' bytes and zeros
+        where the arena has given no host memory (free bytes nobody else reads), to be
+        handed back with :meth:`write_back`."""
+        view = self.backed_bytes(start, end)
+        if view is not None:
+            return view, False
+        out = np.zeros(int(end) - int(start), np.uint8)
+        for k in self._overlaps(int(start), int(end)):
+            lo, hi = max(start, self._region_starts[k]), min(end, self._region_ends[k])
+            base = self._region_starts[k]
+            out[lo - start:hi - start] = self._region_data[k][lo - base:hi - base]
+        return out, True
+
+    def write_back(self, start: int, data: np.ndarray) -> None:
+        """Store a :meth:`window` copy's bytes into the regions it overlaps (bytes
+        without host memory are dropped: nothing planned lives there)."""
+        end = int(start) + data.size
+        for k in self._overlaps(int(start), end):
+            lo, hi = max(start, self._region_starts[k]), min(end, self._region_ends[k])
+            base = self._region_starts[k]
+            self._region_data[k][lo - base:hi - base] = data[lo - start:hi - start]
+
+    def offset_of(self, array: np.ndarray) -> Optional[int]:
+        """Byte offset in the arena of ``array``'s first element, None when it is not a
+        view of the arena's memory (a host buffer, e.g. in batched evaluation)."""
+        if array is None or not self.materialize:
+            return None
+        pointer = np.asarray(array).__array_interface__["data"][0]
+        nbytes = np.asarray(array).nbytes
+        for base, data in zip(self._region_starts, self._region_data):
+            first = data.__array_interface__["data"][0]
+            if first <= pointer and pointer + nbytes <= first + data.size:
+                return base + pointer - first
+        return None
 
     def memory_of(self, address: int) -> Optional[np.ndarray]:
         """The host memory region (a uint8 array) holding ``address``, or None."""

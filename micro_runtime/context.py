@@ -113,26 +113,25 @@ class KernelContext:
         """The scratch buffer ``index`` as a uint8 view of the arena (invoke only)."""
         return self.scratch_views[index]
 
-    def arena_memory(self) -> Optional[Tuple[np.ndarray, int]]:
-        """(the whole arena as a uint8 view, the byte offset where its persistent section
-        starts), for a kernel that emulates a C routine writing past its buffers; None
-        when the arena holds no bytes."""
+    def arena_window(self, start: int, end: int) -> Optional[Tuple[np.ndarray, bool]]:
+        """Arena bytes [start, end) as one uint8 array and whether it is a copy (then
+        hand it back with :meth:`arena_write_back`), for a kernel that emulates a C
+        routine writing past its buffers; None for an arena that holds no bytes."""
         arena = self._interpreter.arena
-        if arena.buffer is None:
-            return None
-        return np.frombuffer(arena.buffer, np.uint8), arena.tail
+        return arena.window(start, end) if arena.materialize else None
+
+    def arena_write_back(self, start: int, data: np.ndarray) -> None:
+        self._interpreter.arena.write_back(start, data)
 
     def arena_offset(self, array: np.ndarray) -> Optional[int]:
         """Byte offset of ``array``'s first element in the arena, None when it is not a
         view of the arena (a host buffer, e.g. in batched evaluation)."""
-        memory = self.arena_memory()
-        if memory is None or array is None:
-            return None
-        start = memory[0].__array_interface__["data"][0]
-        offset = np.asarray(array).__array_interface__["data"][0] - start
-        if not 0 <= offset <= memory[0].size - np.asarray(array).nbytes:
-            return None
-        return offset
+        return self._interpreter.arena.offset_of(array)
+
+    @property
+    def persistent_start(self) -> int:
+        """Where the arena's persistent section (the tail) starts (bytes)."""
+        return self._interpreter.arena.tail
 
     def allocate_temp_buffer(self, nbytes: int, alignment: int) -> int:
         if self.state != PREPARE:

@@ -121,6 +121,12 @@ class MicroInterpreter:
     invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
 
+    #: invoke refuses an offline plan whose outputs are not emulated (live buffers on
+    #: shared bytes, see :meth:`arena.allocator.MicroAllocator._offline_overlap`);
+    #: sizing passes and invokes for figures only (``npu_stub``) go on: their
+    #: allocations are exact
+    refuse_unemulated_plans = True
+
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
@@ -537,6 +543,10 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
+            overlap = getattr(self.allocator, "offline_overlap", None)
+            if (overlap and self.refuse_unemulated_plans and not self.npu_stub
+                    and not self.target.co_processor):      # Vela's plans: the NPU's own
+                raise ModelError(overlap)
             self.ctx.loop_iterations = 0
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
@@ -855,7 +865,10 @@ class MicroInterpreter:
 
 class SizingProbe(MicroInterpreter):
     """The interpreter of a sizing pass: a failure (even in its 2^40-byte nominal arena)
-    is reported as it is, without another sizing pass for the size that would work."""
+    is reported as it is, without another sizing pass for the size that would work; an
+    offline plan whose outputs are not emulated does not stop it."""
+
+    refuse_unemulated_plans = False
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         return error

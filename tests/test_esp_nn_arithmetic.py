@@ -145,8 +145,12 @@ class _Arena:
         self.persistent = persistent
         self.scratch_view = None
 
-    def arena_memory(self):
-        return self.mem, self.persistent
+    @property
+    def persistent_start(self):
+        return self.persistent
+
+    def arena_window(self, start, end):
+        return self.mem[start:end], False
 
     def arena_offset(self, array):
         start = self.mem.__array_interface__["data"][0]

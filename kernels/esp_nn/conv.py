@@ -54,14 +54,7 @@ class EspNNConv2D(Conv2D):
 
     @classmethod
     def route(cls, target, graph, op):
-        inp, flt = routes.tensor(graph, op, 0), routes.tensor(graph, op, 1)
-        why = routes.int8_only("convolution", inp, flt)
-        if why:
-            return routes.reference(why)
-        dilation = (int(op.params.get("dilation_h_factor", 1)), int(op.params.get("dilation_w_factor", 1)))
-        if dilation != (1, 1):
-            return routes.reference(f"dilation {dilation[0]}x{dilation[1]} (ESP-NN's convolution takes none)")
-        return routes.esp_nn(target, "esp_nn_conv_s8")
+        return routes.convolution(target, graph, op, "convolution", "esp_nn_conv_s8")
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("esp_nn.conv.NodeData"))

@@ -111,19 +111,26 @@ class EspNNSoftmax(Softmax):
         value the exponential read back from there and the output written."""
         x, y = node.input_arrays[0], node.output_arrays[0]
         scratch = ctx.scratch(data.buffer_idx)
-        memory = ctx.arena_memory()
         offsets = [ctx.arena_offset(a) for a in (x, y, scratch)]
         depth = data.depth
-        if memory is None or None in offsets:
+        mem, copied, low = None, False, 0
+        if None not in offsets:
+            x_at, y_at, s_at = offsets
+            persistent = ctx.persistent_start
+            if s_at + 4 * depth > persistent:
+                raise ctx.error(f"ESP-NN's softmax writes 4 x {depth} bytes into a {scratch.size}-byte "
+                                f"scratch buffer at arena offset {s_at}: past {persistent}, into "
+                                "TFLM's persistent allocations (the ESP build corrupts its "
+                                "interpreter)")
+            low = min(x_at, y_at, s_at)
+            window = ctx.arena_window(low, max(x_at + x.nbytes, y_at + y.nbytes, s_at + 4 * depth))
+            if window is not None:
+                mem, copied = window
+            x_at, y_at, s_at = x_at - low, y_at - low, s_at - low     # offsets in ``mem``
+        if mem is None:
             raise ctx.error(f"ESP-NN's softmax writes 4 x {depth} bytes into a {scratch.size}-byte "
                             "scratch buffer: emulated on arena memory only (not in batched "
                             "evaluation)")
-        mem, persistent = memory
-        x_at, y_at, s_at = offsets
-        if s_at + 4 * depth > persistent:
-            raise ctx.error(f"ESP-NN's softmax writes 4 x {depth} bytes into a {scratch.size}-byte "
-                            f"scratch buffer at arena offset {s_at}: past {persistent}, into TFLM's "
-                            "persistent allocations (the ESP build corrupts its interpreter)")
         table = _exp_table(data)                # [exp Q0.31, its Q12.19 share, used] by diff + 255
         rows = x.size // depth
         written = range(s_at, s_at + 4 * depth)
@@ -162,6 +169,8 @@ class EspNNSoftmax(Softmax):
                     mem[row_out + col] = np.int8(min(max(v, -128), 127)).view(np.uint8)
                 else:
                     mem[row_out + col] = 0x80
+        if copied:
+            ctx.arena_write_back(low, mem)
 
 
 def _exp_table(data) -> np.ndarray:

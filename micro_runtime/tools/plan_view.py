@@ -104,7 +104,10 @@ def format_peak(peak: Optional[dict], limit: int = 6) -> List[str]:
     gap = peak["bytes"] - sum(b["size"] for b in peak["buffers"])
     lines = [f"  head peak {peak['bytes']} bytes at {where}"
              + (f" (reached at {others} other step{'s' if others > 1 else ''} too)" if others else "")
-             + ": the buffers live there" + (f", with {gap} bytes unused between them" if gap else "")]
+             + ": the buffers live there"
+             + (f", with {gap} bytes unused between them" if gap > 0 else
+                f", {-gap} bytes of them shared (an offline plan's overlapping buffers)" if gap < 0
+                else "")]
     for b in peak["buffers"][:limit]:
         lines.append(f"    {b['size']:>9} bytes @ {b['offset']:<8} {short_text(b['name'])}"
                      + (f" (from {b['producer']})" if b["kind"] == "tensor" else ""))

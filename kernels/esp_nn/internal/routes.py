@@ -59,3 +59,16 @@ def broadcasts(a, b) -> bool:
         return False
     n = max(len(a.shape), len(b.shape))
     return (1,) * (n - len(a.shape)) + tuple(a.shape) != (1,) * (n - len(b.shape)) + tuple(b.shape)
+
+
+def convolution(target, graph, op, kind: str, routine: str) -> str:
+    """The route of a (depthwise) convolution: ESP-NN's ``routine`` for int8 input and
+    weights without dilation, TFLM's reference kernel otherwise (``kind`` names it)."""
+    inp, flt = tensor(graph, op, 0), tensor(graph, op, 1)
+    why = int8_only(kind, inp, flt)
+    if why:
+        return reference(why)
+    dilation = (int(op.params.get("dilation_h_factor", 1)), int(op.params.get("dilation_w_factor", 1)))
+    if dilation != (1, 1):
+        return reference(f"dilation {dilation[0]}x{dilation[1]} (ESP-NN's {kind} takes none)")
+    return esp_nn(target, routine)
