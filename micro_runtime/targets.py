@@ -80,9 +80,11 @@ class Target:
     #: on non-zero inputs to tell)
     float32_expressions: bool = False
     #: the C library whose float functions TFLM's float kernels call (``std::exp``):
-    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf) or ``"newlib"`` (arm-none-eabi:
-    #: newlib 3.3.0's fdlibm float functions; :func:`kernels.internal.float_math.math_for`
-    #: picks the library's expf / expm1f / tanhf / logf / sinf / cosf)
+    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf), ``"newlib"`` (arm-none-eabi
+    #: soft-float builds: newlib 3.3.0's fdlibm float functions) or ``"newlib-hard"``
+    #: (hard-float Cortex-M55 builds: newlib's double-precision-FPU multilib);
+    #: :func:`kernels.internal.float_math.math_for` picks the library's expf / expm1f /
+    #: tanhf / logf / sinf / cosf
     libm: str = "glibc"
     #: the build has a hardware FPU and gcc contracts the float kernels' ``total +=
     #: a * b`` loops into fused multiply-adds (``vfma.f32``; -mfloat-abi=hard or softfp:
@@ -466,7 +468,7 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         dsp=dsp,
         mve=mve,
         float32_expressions=True,
-        libm="newlib",
+        libm="newlib-hard" if mve else "newlib",
         float_fma=mve,
     )
 

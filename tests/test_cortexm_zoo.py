@@ -22,13 +22,7 @@ RECORDED_AS = {"cortex-m55+cmsis-nn@cortex_m_qemu": "cortex-m33+cmsis-nn"}
 CASES = sorted(key for key in FIGURES if key[1] in TARGETS or key[1] in RECORDED_AS)
 #: (model, build) whose outputs our profile does not reproduce yet, and why; their report
 #: lines and minimum arena must still match, their outputs must still differ (a fix shows)
-_M55_LIBM = ("float LSTM: newlib's hard-float (fp.dp) libm has another expf (double-precision "
-             "internals with fused multiply-adds) and its float functions compiled with "
-             "vfma; the profile models the soft-float libm")
-KNOWN_OUTPUT_DIFFERENCES = {
-    ("tflm_examples/trained_lstm.tflite", "cortex-m55+cmsis-nn"): _M55_LIBM,
-    ("tflm_examples/trained_lstm.tflite", "cortex-m55"): _M55_LIBM,
-}
+KNOWN_OUTPUT_DIFFERENCES: dict = {}
 
 
 def _has_lut_metadata(path: str) -> bool:
