@@ -23,6 +23,11 @@ from .planners import GreedyMemoryPlanner, LinearMemoryPlanner, MemoryPlanner
 
 #: Scratch-buffer requests one operator may make (TFLM's kMaxScratchBuffersPerOp).
 MAX_SCRATCH_BUFFERS_PER_OP = 12
+#: the largest C int: TFLM's planners add offsets and sizes as ints
+INT32_MAX = (1 << 31) - 1
+#: ops whose kernel copies input 0 to output 0 unless both are the same memory (an
+#: offline plan may put them at one offset)
+IN_PLACE_OPS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "DYNAMIC_UPDATE_SLICE")
 
 
 class _FromSpec:
@@ -230,6 +235,8 @@ class MicroAllocator:
         self.scratch_requests: List[ScratchBufferRequest] = []
         self.scratch_addresses: List[int] = []
         self.max_head_usage = 0
+        #: why invoke is refused for this plan (see :meth:`_offline_overlap`), or None
+        self.offline_overlap: Optional[str] = None
         self.plan: List[PlannedBuffer] = []
         self.planner: Optional[MemoryPlanner] = None
         self._scratch_head = 0
@@ -476,11 +483,13 @@ class MicroAllocator:
         infos = build_allocation_info(model, [s.tensors for s in subgraphs],
                                       self.scratch_requests, offline)
         planned = [info for info in infos if info.needs_allocating]
+        self._check_offline_plan(model, planned)
         planner = self._make_planner(len(planned))
         for info in planned:
             planner.add_buffer(align_up(info.bytes, BUFFER_ALIGNMENT), info.first_created,
                                info.last_used, info.offline_offset)
         offsets = planner.offsets()
+        self.offline_overlap = self._offline_overlap(model, planned, planner, offsets)
         head_start = arena.buffer_head
         self.plan = []
         for info, offset in zip(planned, offsets):
@@ -503,6 +512,98 @@ class MicroAllocator:
         head_usage = planner.maximum_size()
         self.max_head_usage = max(self.max_head_usage, head_usage)
         arena.resize_head(self.max_head_usage, BUFFER_ALIGNMENT)
+        if arena.materialize:
+            # host memory for the planned buffers only, once the plan fits the arena
+            arena.back_head([(head_start + pb.offset, head_start + pb.offset + pb.size)
+                             for pb in self.plan])
+
+    @staticmethod
+    def _offline_overlap(model: Model, planned, planner, offsets) -> Optional[str]:
+        """Why an offline plan's outputs are not emulated, or None: two buffers alive at
+        the same time on shared bytes. TFLM allocates and runs such a plan (Vela's plans
+        do it on purpose, for its NPU operator), but a CPU kernel's outputs then depend on
+        the order in which it reads and writes memory (an element written before another
+        is read), which the numpy kernels here do not reproduce. Allocation and sizing
+        are unaffected; the interpreter refuses to invoke (see ``offline_overlap``)."""
+        buffers = planner.buffers
+        offline = [k for k, b in enumerate(buffers) if b.offline_offset != -1]
+        if not offline:
+            return None
+        start = np.array(offsets, dtype=np.int64)
+        size = np.array([b.size for b in buffers], dtype=np.int64)
+        first = np.array([b.first_used for b in buffers], dtype=np.int64)
+        last = np.array([b.last_used for b in buffers], dtype=np.int64)
+        # the one sharing TFLM's kernels handle in place: the data input and the output
+        # of a copy op at the same offset (the kernel sees one pointer and skips the copy)
+        in_place = set()
+        for s, sg in enumerate(model.subgraphs):
+            for op in sg.operators:
+                if op.name in IN_PLACE_OPS and op.inputs and op.outputs:
+                    in_place.add((s, op.inputs[0], op.outputs[0]))
+                    in_place.add((s, op.outputs[0], op.inputs[0]))
+        for k in offline:
+            clash = ((first <= last[k]) & (first[k] <= last) & (start < start[k] + size[k])
+                     & (start[k] < start + size) & (size > 0) & (size[k] > 0))
+            clash[k] = False
+            for j in np.nonzero(clash)[0]:
+                a, b = planned[k], planned[int(j)]
+                if (start[j] == start[k] and size[j] == size[k] and a.kind == b.kind == "tensor"
+                        and a.subgraph == b.subgraph and (a.subgraph, a.index, b.index) in in_place):
+                    clash[j] = False
+            if clash.any():
+                j = int(np.nonzero(clash)[0][0])
+
+                def name(i):
+                    info = planned[i]
+                    if info.kind == "tensor":
+                        return model.subgraphs[info.subgraph].tensors[info.index].describe()
+                    return f"scratch buffer {info.index}"
+                return (f"OfflineMemoryAllocation metadata: {name(k)} at offset {int(start[k])} "
+                        f"({int(size[k])} bytes) shares bytes with {name(j)} at offset "
+                        f"{int(start[j])} ({int(size[j])} bytes) while both are alive; TFLM runs "
+                        "such a plan, but its outputs then depend on the order in which its "
+                        "kernels read and write memory, which is not emulated (allocation and "
+                        "sizing are exact)")
+        return None
+
+    def _check_offline_plan(self, model: Model, planned) -> None:
+        """Refuse an OfflineMemoryAllocation offset TFLM cannot honour, before planning.
+
+        TFLM takes the offsets as they are (the greedy planner places the buffer there;
+        the head it then reserves is the largest ``offset + size``, added as C ints):
+        a negative offset other than -1 puts the buffer before the arena's start
+        (memory that is not the arena's; when ``offset + size`` is negative too, the
+        head TFLM asks for wraps to a huge size_t and allocation fails with "Failed to
+        resize buffer"); an ``offset + size`` beyond 2^31 - 1 overflows the int sum and
+        fails the same way in every arena. TFLM's linear planner (preserve-all-tensors)
+        takes no offline offsets at all (its AddBuffer with an offset fails)."""
+        for info in planned:
+            offset = info.offline_offset
+            if offset == -1:
+                continue
+            spec = model.subgraphs[info.subgraph].tensors[info.index] if info.kind == "tensor" else None
+            where = (f"{spec.describe()}" + (f" of subgraph {info.subgraph}" if info.subgraph else "")
+                     if spec is not None else f"scratch buffer {info.index}")
+            if self.planner_kind != "greedy":
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}, but "
+                    "TFLM's LinearMemoryPlanner (preserve all tensors) takes no offline offsets "
+                    "(its AddBuffer with an offset fails); use the greedy planner")
+            size = align_up(info.bytes, BUFFER_ALIGNMENT)
+            if offset < 0:
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}: "
+                    "offsets are bytes from the arena's head and -1 means 'planned online'; "
+                    f"TFLM would place this {size}-byte buffer {-offset} bytes before the arena "
+                    + ("(memory outside the arena)" if offset + size >= 0 else
+                       f"and fail with 'Failed to resize buffer' (the head it computes, "
+                       f"{offset} + {size}, is negative)"))
+            if offset + size > INT32_MAX:
+                raise ModelError(
+                    f"OfflineMemoryAllocation metadata: {where} has offline offset {offset}: "
+                    f"with its {size} bytes it ends at {offset + size}, beyond 2^31 - 1; TFLM's "
+                    "planner adds offset and size as C ints, the sum overflows and allocation "
+                    "fails with 'Failed to resize buffer' in every arena")
 
     def _make_planner(self, buffer_count: int) -> MemoryPlanner:
         if self.planner_kind == "greedy":

@@ -1,4 +1,4 @@
-"""The tensor arena: one ``bytearray`` split into head, temporary and tail sections.
+"""The tensor arena: head, temporary and tail sections over ``size`` bytes.
 
 Addresses are byte offsets from the arena's start, which is taken to be 16-byte
 aligned (TFLM users declare the arena ``alignas(16)``; the tflite_micro package gets it
@@ -29,21 +29,42 @@ freed"): that arena is too small, and the allocation fails here. Success is then
 monotone in the arena size; :func:`min_arena_bytes` gives the size from which on every
 arena works.
 
+Host memory: the arena's bytes are not one ``size``-byte buffer. Only bytes something
+reads or writes get host memory (:meth:`Arena.view`), in *regions*: the planned head is
+backed by the union of its planned buffers (buffers that share bytes in the plan share
+them in the region; a gap between offline-planned buffers costs nothing), the tail by
+one region from the lowest persistent buffer a kernel views up to the next region (the
+structs TFLM keeps there are bookkeeping only). Temporaries are bookkeeping only. So an
+arena of any size costs at most the bytes of its head and tail, and a sizing pass that
+runs a model in a nominal arena of 2^40 bytes (:data:`PROBE_ARENA_BYTES`) allocates no
+more than the minimum it then reports. Regions are zero-filled numpy arrays (large ones
+are mapped lazily by the C library: pages nobody touches cost nothing);
+:attr:`Arena.host_bytes` counts them. A region the host cannot allocate is a
+:class:`~micro_runtime.errors.LimitError`.
+
 Every call is also appended to :attr:`Arena.trace`. The sequence of calls a model makes
 does not depend on the arena size, so replaying the trace (:func:`min_arena_bytes`) gives
 the exact minimum arena, including the temporaries' peak.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from micro_runtime.errors import ArenaTooSmallError, InterpreterStateError
+from micro_runtime.errors import ArenaTooSmallError, InterpreterStateError, LimitError
 
 #: Alignment of every arena buffer (TFLM's MicroArenaBufferAlignment()).
 BUFFER_ALIGNMENT = 16
+#: nominal arena size of a sizing pass (bytes): larger than any model's need, and free,
+#: since only the bytes used get host memory
+PROBE_ARENA_BYTES = 1 << 40
+#: a planned head spanning at most this many bytes (64 MiB) is backed by one host
+#: region, gaps included; a larger one (an offline plan's far offsets) only where
+#: buffers are
+CONTIGUOUS_HEAD_BYTES = 1 << 26
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -73,8 +94,9 @@ class ArenaStats:
 class Arena:
     """Byte-exact emulation of TFLM's single-arena buffer allocator.
 
-    ``size`` is the arena size in bytes as the user gives it. With ``materialize=False``
-    no bytes are allocated: the bookkeeping alone runs (used to replay traces).
+    ``size`` is the arena size in bytes as the user gives it; host memory is taken only
+    for the bytes that are viewed (see the module docstring). With ``materialize=False``
+    nothing can be viewed: the bookkeeping alone runs (used to replay traces).
     """
 
     def __init__(self, size: int, materialize: bool = True):
@@ -84,7 +106,13 @@ class Arena:
         if size < 0:
             raise ValueError("arena size must be >= 0")
         self.size = size
-        self.buffer: Optional[bytearray] = bytearray(size) if materialize else None
+        self.materialize = bool(materialize)
+        #: host memory regions, sorted by start: parallel lists of start, end, uint8 array
+        self._region_starts: List[int] = []
+        self._region_ends: List[int] = []
+        self._region_data: List[np.ndarray] = []
+        #: bytes of host memory the regions hold
+        self.host_bytes = 0
         self.buffer_head = 0
         self.buffer_tail = size
         self.head = 0
@@ -217,7 +245,11 @@ class Arena:
         return self._temp_count == 0 and self._temp_checksum == 0
 
     def reset_temp(self) -> None:
-        """Drop every temporary; all of them must have been deallocated."""
+        """Drop every temporary; all of them must have been deallocated. A reset with
+        nothing to drop changes nothing and is not traced (loops reset after every node)."""
+        if self._temp_count == 0 and self._temp_checksum == 0 and self.temp == self.head:
+            self._critical.clear()
+            return
         if self.tracing:
             self.trace.append((RESET_TEMP,))
         if not self.all_temp_deallocated():
@@ -225,6 +257,14 @@ class Arena:
                 f"internal error: {self._temp_count} temporary buffer(s) still allocated "
                 "when the temporaries were reset (a kernel did not release a temp tensor)")
         self.temp = self.head
+        self._critical.clear()
+
+    def abandon_temporaries(self) -> None:
+        """Drop every temporary without the checks of :meth:`reset_temp` (after a run
+        that did not finish: an interrupt or an error inside a kernel). Not traced."""
+        self.temp = self.head
+        self._temp_count = 0
+        self._temp_checksum = 0
         self._critical.clear()
 
     def resize_head(self, size: int, alignment: int) -> int:
@@ -278,10 +318,134 @@ class Arena:
 
     # ----------------------------------------------------------------- data
     def view(self, address: int, dtype: np.dtype, count: int) -> np.ndarray:
-        """A numpy view of ``count`` elements of ``dtype`` at ``address`` (zero copy)."""
-        if self.buffer is None:
+        """A numpy view of ``count`` elements of ``dtype`` at ``address`` (zero copy).
+        The bytes must lie in the planned head (after :meth:`back_head`) or in the tail;
+        views of the same bytes share them."""
+        if not self.materialize:
             raise InterpreterStateError("this arena holds no bytes (bookkeeping only)")
-        return np.frombuffer(self.buffer, dtype=dtype, count=count, offset=address)
+        dtype = np.dtype(dtype)
+        count = int(count)
+        address = int(address)
+        if count == 0:
+            return np.zeros(0, dtype=dtype)
+        end = address + count * dtype.itemsize
+        k = self._region_index(address, end)
+        if k is None:
+            if not (self.tail <= address and end <= self.size):
+                raise InterpreterStateError(
+                    f"internal error: arena bytes [{address}, {end}) are neither planned head "
+                    f"nor tail (tail starts at {self.tail})")
+            # the tail: one region from here up to the next region (or the arena's end)
+            j = bisect.bisect_right(self._region_starts, address)
+            upper = self._region_starts[j] if j < len(self._region_starts) else self.size
+            if end > upper:
+                raise InterpreterStateError(
+                    f"internal error: a view of arena bytes [{address}, {end}) crosses memory "
+                    f"already given out at {upper}")
+            k = self._add_region(address, upper)
+        return np.frombuffer(self._region_data[k], dtype=dtype, count=count,
+                             offset=address - self._region_starts[k])
+
+    def back_head(self, ranges: Sequence[Tuple[int, int]]) -> None:
+        """Host memory for the planned head: one region per maximal run of overlapping
+        or touching ``ranges`` ((start, end) addresses of the planned buffers). Called
+        once the memory plan is committed, before any head buffer is viewed."""
+        merged: List[List[int]] = []
+        for start, end in sorted((int(a), int(b)) for a, b in ranges if b > a):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        if merged and merged[-1][1] - merged[0][0] <= CONTIGUOUS_HEAD_BYTES \
+                and not any(self._overlaps(merged[0][0], merged[-1][1])):
+            # an ordinary head: one region, as TFLM's arena is one array (a kernel that
+            # writes past its buffers, like ESP-NN's softmax, lands in real bytes)
+            merged = [[merged[0][0], merged[-1][1]]]
+        for start, end in merged:
+            if self._region_index(start, end) is None:
+                self._add_region(start, end)
+
+    def _overlaps(self, start: int, end: int):
+        """The regions given out that share bytes with [start, end) (their indices)."""
+        return [k for k in range(len(self._region_starts))
+                if self._region_starts[k] < end and start < self._region_ends[k]]
+
+    def backed_bytes(self, start: int, end: int) -> Optional[np.ndarray]:
+        """A uint8 view of arena bytes [start, end) when one host region holds them all
+        (the planned head of an ordinary model is one region), else None."""
+        k = self._region_index(int(start), int(end)) if self.materialize else None
+        if k is None:
+            return None
+        base = self._region_starts[k]
+        return self._region_data[k][int(start) - base:int(end) - base]
+
+    def window(self, start: int, end: int) -> Tuple[np.ndarray, bool]:
+        """Arena bytes [start, end) as one uint8 array, and whether it is a copy: a view
+        when one host region holds them all, else a copy with the regions' bytes and zeros
+        where the arena has given no host memory (free bytes nobody else reads), to be
+        handed back with :meth:`write_back`."""
+        view = self.backed_bytes(start, end)
+        if view is not None:
+            return view, False
+        out = np.zeros(int(end) - int(start), np.uint8)
+        for k in self._overlaps(int(start), int(end)):
+            lo, hi = max(start, self._region_starts[k]), min(end, self._region_ends[k])
+            base = self._region_starts[k]
+            out[lo - start:hi - start] = self._region_data[k][lo - base:hi - base]
+        return out, True
+
+    def write_back(self, start: int, data: np.ndarray) -> None:
+        """Store a :meth:`window` copy's bytes into the regions it overlaps (bytes
+        without host memory are dropped: nothing planned lives there)."""
+        end = int(start) + data.size
+        for k in self._overlaps(int(start), end):
+            lo, hi = max(start, self._region_starts[k]), min(end, self._region_ends[k])
+            base = self._region_starts[k]
+            self._region_data[k][lo - base:hi - base] = data[lo - start:hi - start]
+
+    def offset_of(self, array: np.ndarray) -> Optional[int]:
+        """Byte offset in the arena of ``array``'s first element, None when it is not a
+        view of the arena's memory (a host buffer, e.g. in batched evaluation)."""
+        if array is None or not self.materialize:
+            return None
+        pointer = np.asarray(array).__array_interface__["data"][0]
+        nbytes = np.asarray(array).nbytes
+        for base, data in zip(self._region_starts, self._region_data):
+            first = data.__array_interface__["data"][0]
+            if first <= pointer and pointer + nbytes <= first + data.size:
+                return base + pointer - first
+        return None
+
+    def memory_of(self, address: int) -> Optional[np.ndarray]:
+        """The host memory region (a uint8 array) holding ``address``, or None."""
+        k = self._region_index(int(address), int(address) + 1)
+        return None if k is None else self._region_data[k]
+
+    def _region_index(self, start: int, end: int) -> Optional[int]:
+        """Index of the region holding [start, end), or None."""
+        k = bisect.bisect_right(self._region_starts, start) - 1
+        if k >= 0 and end <= self._region_ends[k] and start >= self._region_starts[k]:
+            return k
+        return None
+
+    def _add_region(self, start: int, end: int) -> int:
+        k = bisect.bisect_right(self._region_starts, start)
+        if (k > 0 and self._region_ends[k - 1] > start) or (
+                k < len(self._region_starts) and self._region_starts[k] < end):
+            raise InterpreterStateError(
+                f"internal error: arena bytes [{start}, {end}) overlap memory already given out")
+        try:
+            data = np.zeros(end - start, dtype=np.uint8)
+        except (MemoryError, ValueError) as e:
+            raise LimitError(
+                f"this host cannot allocate the {end - start} bytes of arena memory the model "
+                f"uses at offset {start} (the arena holds {self.host_bytes} bytes so far): {e}",
+                limit="host memory") from None
+        self._region_starts.insert(k, start)
+        self._region_ends.insert(k, end)
+        self._region_data.insert(k, data)
+        self.host_bytes += end - start
+        return k
 
 
 def replay(trace: List[Tuple[int, ...]], size: int, clobber: bool = True,
@@ -336,6 +500,18 @@ def _space_min(trace: List[Tuple[int, ...]], upper_bound: Optional[int]) -> int:
         high *= 2
         if high > (1 << 40):
             raise ArenaTooSmallError("no arena size fits this model", 0, 0, 0)
+    if low == 0:
+        # the bound given is usually the answer or a few alignments above it: step down
+        # 16, 32, 64 ... bytes to a size that fails, then bisect (a handful of replays
+        # instead of one per bit of the bound)
+        step = BUFFER_ALIGNMENT
+        while high - step > 0:
+            if fits(trace, high - step, clobber=False):
+                high -= step
+                step *= 2
+            else:
+                low = high - step
+                break
     while high - low > 1:
         mid = (low + high) // 2
         if fits(trace, mid, clobber=False):

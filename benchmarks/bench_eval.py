@@ -14,7 +14,7 @@ load; the figures are medians over rounds. "ratio" is ours / TFLM's samples per 
 spent, which other jobs on a shared machine disturb less. The first round's outputs of both are
 compared bit for bit: the samples whose outputs differ from TFLM's are counted (batched
 evaluation equals our single-sample interpreter by construction and by tests; a
-difference from TFLM is one of the single-sample kernels). Goal (issue 15): ours >= 10x TFLM's
+difference from TFLM is one of the single-sample kernels). Goal: ours >= 10x TFLM's
 samples per second on every model; the exit status is 1 when one is missed. ``--jobs N``
 runs ours in N worker processes (``Evaluator.run(jobs=N)``), each on a share of the
 samples; TFLM's loop stays in one process, so that ratio also counts the extra cores.

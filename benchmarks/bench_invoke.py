@@ -9,7 +9,7 @@ alternating rounds (TFLM, then ours, each after `--warmup` untimed runs) so that
 timed under the same machine load. "cpu ratio" compares the medians of each process's
 CPU time per invoke (less disturbed by other jobs on a shared machine); the targets
 are judged on the wall-clock ratio.
-Targets (issues 6 and 15) are marked; the exit status is 1 when one is missed.
+The targets are marked; the exit status is 1 when one is missed.
 """
 import argparse
 import os
@@ -30,7 +30,7 @@ from tests.oracle import Oracle  # noqa: E402
 ZOO = ["vww_96_int8", "person_detect", "pretrainedResnet_quant", "kws_ref_model",
        "micro_speech_quantized", "keyword_scrambled_8bit", "trained_lstm_int8", "ad01_int8",
        "hello_world_int8", "hello_world_float", "simple_add_model"]
-#: single-invoke time over TFLM's (issue 6 asked 0.5; issue 15 asks 0.35)
+#: single-invoke time over TFLM's, at most
 TARGETS = {"vww_96_int8": 0.35, "person_detect": 0.35, "pretrainedResnet_quant": 0.35, "kws_ref_model": 0.35}
 ALLOC_TARGETS_MS = {"person_detect": 50}
 PLANNER_TARGET_S = 2.0

@@ -1,7 +1,7 @@
 """Minimum arena of every zoo model on every Cortex-M profile, beside mcu32 and the figures
 TFLM's own Cortex-M builds recorded (tests/data/reference/tflm_figures_cortexm*.json).
 
-    python benchmarks/cortexm_sizes.py               # markdown table for the README
+    python benchmarks/cortexm_sizes.py               # markdown table for docs/targets.md
     python benchmarks/cortexm_sizes.py --check       # also: our figure vs TFLM's, per cell
     python benchmarks/cortexm_sizes.py --counts      # per recorded build, over every model
                                                      # TFLM recorded: report / arena / outputs equal

@@ -1,4 +1,4 @@
-"""Many-input differential run (issue 17): every zoo model (tests/data/*.tflite) and every
+"""Many-input differential run: every zoo model (tests/data/*.tflite) and every
 tests/data/tflm_examples model (recursively), N seeded random full-range inputs per model,
 the tflite-micro package (TFLM) against micro-runtime -- one interpreter each, per sample:
 set the inputs, invoke, read the outputs (no reset between samples).

@@ -7,7 +7,7 @@ model, which the written rewrites reach byte for byte) and prints the best.
     python benchmarks/patches_first_op_bound.py [MODEL] [--target host64] [--max-end 7]
                                                 [--rows 2,3,4,6,8,12]
 
-Default model: tests/data/vww_96_int8.tflite (issue 16's <= 72,000-byte target)."""
+Default model: tests/data/vww_96_int8.tflite (is a 72,000-byte arena reachable?)."""
 import argparse
 import os
 import sys

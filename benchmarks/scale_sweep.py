@@ -1,10 +1,12 @@
 """Quantization scales swept against TFLM with exhaustive inputs (tests/test_scale_sweep.py),
 many scale sets per op.
 
-    python benchmarks/scale_sweep.py [--sets 300] [--ops SUBSTRING,...]
+    python benchmarks/scale_sweep.py [--sets 300] [--ops SUBSTRING,...] [--extremes]
 
 Per op: scale sets compared (both ran), sets both rejected, output values compared, and
-the first differences. Exit status 1 on any difference.
+the first differences. ``--extremes``: scales over the whole float32 range (1e-45, a
+denormal, to 3.4e38; tests/test_scale_sweep.py ExtremeDraw) instead of the usual ones.
+Exit status 1 on any difference (or one side refusing what the other runs).
 """
 import argparse
 import os
@@ -15,7 +17,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tests.oracle import Oracle  # noqa: E402
-from tests.test_scale_sweep import CASES, sweep  # noqa: E402
+from tests.test_scale_sweep import CASES, Draw, ExtremeDraw, sweep  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -23,20 +25,28 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ops", default="")
+    ap.add_argument("--extremes", action="store_true", help="scales from 1e-45 to 3.4e38")
     args = ap.parse_args(argv)
     names = sorted(CASES)
     if args.ops:
         names = [n for n in names if any(k in n for k in args.ops.split(","))]
     oracle = Oracle(timeout=600)
     bad = 0
+    totals = [0, 0, 0]
+    draw = ExtremeDraw if args.extremes else Draw
     print(f"{'op':<40}{'sets':>6}{'rejected':>10}{'values':>14}  differences")
     for name in names:
         t = time.perf_counter()
-        compared, rejected, values, problems = sweep(oracle, name, args.sets, args.seed)
+        compared, rejected, values, problems = sweep(oracle, name, args.sets, args.seed, draw)
         bad += bool(problems)
+        totals[0] += compared
+        totals[1] += rejected
+        totals[2] += values
         print(f"{name:<40}{compared:>6}{rejected:>10}{values:>14,d}  {'; '.join(problems) or 'none'}"
               f"  ({time.perf_counter() - t:.0f} s)", flush=True)
     oracle.close()
+    print(f"{len(names)} ops: {totals[0]} scale sets identical to TFLM ({totals[2]:,d} output "
+          f"values), {totals[1]} refused by both, {bad} ops with differences")
     return 1 if bad else 0
 
 

@@ -1,4 +1,4 @@
-"""``micro-runtime info`` over the zoo: the README's table.
+"""``micro-runtime info`` over the zoo: the table of docs/cli.md.
 
     python benchmarks/zoo_info.py [--target T]
 

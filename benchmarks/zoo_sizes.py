@@ -1,6 +1,6 @@
 """Arena figures of every zoo model per target, and the struct-size table behind them.
 
-    python benchmarks/zoo_sizes.py            # markdown tables for the README
+    python benchmarks/zoo_sizes.py            # markdown tables for docs/targets.md
 """
 import os
 import sys

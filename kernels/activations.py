@@ -15,7 +15,8 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
 from .internal.lut import apply_int8_table, int8_table
-from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier, round_half_away_scalar
+from .internal.quantization import (c_float_to_int32, multiply_by_quantized_multiplier, quantize_multiplier,
+                                    round_half_away, round_half_away_scalar)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _RANGES = {INT8: (-128, 127), INT16: (-32768, 32767)}
@@ -140,9 +141,13 @@ class Relu6(Kernel):
         if inp.type in (INT8, INT16):
             _positive_scale(ctx, inp, "input")
             qmin, qmax = _RANGES[inp.type]
-            six = round_half_away_scalar(float(np.float32(6.0) / np.float32(inp.scale)))
+            # TFLM's FloatToQuantizedType: round(6 / scale) + zero point in float, the C
+            # conversion to int32 (a tiny scale overflows it: see c_float_to_int32), clamp
+            with np.errstate(all="ignore"):
+                six = np.float32(round_half_away(np.float32(6.0) / np.float32(inp.scale))) \
+                    + np.float32(inp.zero_point)
             data.zero = inp.zero_point
-            data.six = min(max(int(six + inp.zero_point), qmin), qmax)
+            data.six = min(max(c_float_to_int32(six), qmin), qmax)
         ctx.release(inp)
 
     def invoke(self, ctx, node):

@@ -9,7 +9,7 @@ from .internal.sample_rows import elementwise_rows
 from .internal.float_math import math_for
 from .internal.broadcast import broadcast_shape, check_binary_shapes
 from .internal.lut import apply_int8_pair_table, int8_pair_table
-from .internal.quantization import (activation_range_float, activation_range_quantized,
+from .internal.quantization import (ieee_div, activation_range_float, activation_range_quantized,
                            multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
@@ -33,9 +33,9 @@ class RescaleParams:
             real_out = float(twice / (f(1 << left_shift) * f(out.scale)))
         else:
             twice_max = 2.0 * float(max(np.float32(in1.scale), np.float32(in2.scale)))
-            real1 = float(in1.scale) / twice_max
-            real2 = float(in2.scale) / twice_max
-            real_out = twice_max / ((1 << left_shift) * float(out.scale))
+            real1 = ieee_div(float(in1.scale), twice_max)
+            real2 = ieee_div(float(in2.scale), twice_max)
+            real_out = ieee_div(twice_max, (1 << left_shift) * float(out.scale))
         self.input1_multiplier, self.input1_shift = quantize_multiplier_smaller_than_one_exp(real1)
         self.input2_multiplier, self.input2_shift = quantize_multiplier_smaller_than_one_exp(real2)
         self.output_multiplier, self.output_shift = quantize_multiplier_smaller_than_one_exp(real_out)
@@ -112,7 +112,7 @@ class Add(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             c_math = math_for(ctx.target)                  # the build's NaN rules

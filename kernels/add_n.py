@@ -23,7 +23,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
 from .internal.float_math import math_for
-from .internal.quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
+from .internal.quantization import (ieee_div, multiply_by_quantized_multiplier_smaller_than_one_exp,
                            quantize_multiplier_smaller_than_one_exp, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
@@ -41,9 +41,9 @@ class QuantParams:
         scale = float(np.float32(inp.scale))
         twice = 2.0 * scale
         self.input_multiplier, self.input_shift = quantize_multiplier_smaller_than_one_exp(
-            scale / twice)
+            ieee_div(scale, twice))
         self.output_multiplier, self.output_shift = quantize_multiplier_smaller_than_one_exp(
-            twice / ((1 << LEFT_SHIFT) * float(np.float32(out.scale))))
+            ieee_div(twice, (1 << LEFT_SHIFT) * float(np.float32(out.scale))))
 
     def scaled(self, x):
         shifted = (np.asarray(x, dtype=np.int64) + self.input_offset) << LEFT_SHIFT

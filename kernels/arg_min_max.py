@@ -51,9 +51,8 @@ class _ArgMinMax(Kernel):
         return axis
 
     def prepare(self, ctx, node):
-        if len(node.inputs) != 2 or len(node.outputs) != 1 or min(node.inputs) < 0 or node.outputs[0] < 0:
-            raise ctx.error("needs two inputs (input, axis) and one output")
-        inp, axis = (ctx.eval_tensor(i).spec for i in node.inputs)
+        ctx.check_counts(node, 2, 1)
+        inp, axis = (ctx.eval_tensor(i).spec for i in node.inputs[:2])
         out = ctx.eval_tensor(node.outputs[0]).spec
         if axis.type != INT32:
             raise ctx.error(f"Only int32_t are supported currently, got {type_name(axis.type)} "
@@ -71,7 +70,7 @@ class _ArgMinMax(Kernel):
             self._axis(ctx, np.asarray(axis.data).reshape(-1)[0], tuple(inp.shape), tuple(out.shape))
 
     def invoke(self, ctx, node):
-        x, axis_t = node.input_arrays
+        x, axis_t = node.input_arrays[:2]
         out = node.output_arrays[0]
         axis = self._axis(ctx, axis_t.reshape(-1)[0], tuple(x.shape), tuple(out.shape))
         if x.dtype == np.float32:

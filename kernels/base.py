@@ -126,6 +126,13 @@ class Kernel:
         return False
 
     @classmethod
+    def route(cls, target, graph, op) -> Optional[str]:
+        """What code runs operator ``op`` (an OperatorSpec of SubGraphSpec ``graph``) on
+        ``target``, for kernels of an optimised library that hand some operators to
+        TFLM's reference code (``micro-runtime ops`` shows it); None: nothing to add."""
+        return None
+
+    @classmethod
     def type_combos(cls) -> Tuple[TypeCombo, ...]:
         """:attr:`supported_types`, parsed."""
         return tuple(TypeCombo.parse(entry) for entry in cls.supported_types)

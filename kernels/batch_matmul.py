@@ -170,7 +170,7 @@ class BatchMatMul(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        x, y = node.input_arrays
+        x, y = node.input_arrays[:2]
         out = node.output_arrays[0]
         if not data.quantized:
             a = np.swapaxes(x, -1, -2) if data.adj_x else x

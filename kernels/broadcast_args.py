@@ -65,6 +65,6 @@ class BroadcastArgs(Kernel):
         return np.where(a == 1, b, a)
 
     def invoke(self, ctx, node):
-        v1, v2 = node.input_arrays
+        v1, v2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         np.copyto(out, self._compute(ctx, v1, v2, out.size).astype(out.dtype))

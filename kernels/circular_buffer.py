@@ -50,6 +50,8 @@ class CircularBuffer(Kernel):
 
     def prepare(self, ctx, node):
         global _guess_count
+        # the package's TFLM checks node->inputs->size == 1; one output (int8)
+        ctx.check_counts(node, 1, 1, exact_inputs=True, exact_outputs=True)
         inp = ctx.required_input(node, 0)
         out = ctx.required_output(node, 0)
         data = node.user_data

@@ -56,8 +56,7 @@ class _Comparison(Kernel):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        if len(node.inputs) != 2 or len(node.outputs) != 1 or node.outputs[0] < 0:
-            raise ctx.error("needs two inputs and one output")
+        ctx.check_counts(node, 2, 1)
         in1 = ctx.required_input(node, 0)
         in2 = ctx.required_input(node, 1)
         out = ctx.eval_tensor(node.outputs[0]).spec
@@ -86,7 +85,7 @@ class _Comparison(Kernel):
         ctx.release(in1, in2)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         quant = node.user_data.quant
         if x1.dtype == np.int8:

@@ -209,6 +209,24 @@ class OpData:
     runtime_cache = None    # (copies of run-time filter / bias values, the cache built from them)
 
 
+class BiasWidthParams:
+    """The node's conv params with the int16 accumulator decided by the bias tensor alone
+    (int64 only for an int64 bias; no bias: int32), as optimised kernel libraries decide
+    it (CMSIS-NN's, esp-tflite-micro's) instead of the model's quantized_bias_type."""
+
+    def __init__(self, params, int64: bool):
+        self._params = params
+        self._int64 = int64
+
+    def get(self, name, default=None):
+        if name == "quantized_bias_type":
+            return INT64 if self._int64 else INT32
+        return self._params.get(name, default)
+
+    def __getattr__(self, name):
+        return getattr(self._params, name)
+
+
 @register
 class Conv2D(Kernel):
     op = "CONV_2D"

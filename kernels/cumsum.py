@@ -104,7 +104,7 @@ class CumSum(Kernel):
         ctx.release(inp, axis, out)
 
     def invoke(self, ctx, node):
-        x, axis_t = node.input_arrays
+        x, axis_t = node.input_arrays[:2]
         out = node.output_arrays[0]
         axis = _axis(ctx, axis_t.reshape(-1)[0], x.ndim)
         exclusive = bool(getattr(node.params, "exclusive", False))

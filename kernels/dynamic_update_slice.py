@@ -64,7 +64,7 @@ class DynamicUpdateSlice(Kernel):
 
     def invoke(self, ctx, node):
         operand_shape, update_shape = node.user_data
-        operand, update, indices = node.input_arrays
+        operand, update, indices = node.input_arrays[:3]
         out = node.output_arrays[0].reshape(operand_shape)
         if update.size == operand.size:
             copy_flat(out, update)

@@ -166,12 +166,14 @@ class Abs(_AbsRsqrt):
 
     def _quantized_prepare(self, ctx, data, in_scale, out_scale):
         if data.needs_rescale:
+            # TFLM has no range check here: QuantizeMultiplier and the requantisation
+            # follow C at every ratio (a huge one shifts as the CPU does)
             with np.errstate(all="ignore"):
-                ratio = float(in_scale / out_scale)
-            if not np.isfinite(ratio):
-                raise ctx.error(f"input scale / output scale ({in_scale} / {out_scale}) is not finite")
-            data.multiplier, data.shift = quantize_multiplier(ratio)
-            _check_shift(ctx, data.shift, "the input / output scale ratio")
+                ratio = float(np.float64(in_scale) / np.float64(out_scale))
+            try:
+                data.multiplier, data.shift = quantize_multiplier(ratio)
+            except ValueError as e:
+                raise ctx.error(str(e)) from None
         if data.input_type == INT8:
             data.table = int8_table(lambda v: self._abs_quantized(v, data, -128, 127))
 

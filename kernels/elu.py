@@ -13,8 +13,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.float_math import math_for
-from .internal.libm_float import c_expf, expf
+from .internal.float_math import c_expf, math_for
+from .internal.libm_float import expf
 from .internal.lut import apply_int8_table
 from .internal.quantization import round_half_away
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name

@@ -91,7 +91,7 @@ class EmbeddingLookup(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        ids, table = node.input_arrays
+        ids, table = node.input_arrays[:2]
         if not data.checked:
             problem = check_ids(ids, data.rows)
             if problem:

@@ -17,8 +17,7 @@ class Fill(Kernel):
     type_input = 1
 
     def prepare(self, ctx, node):
-        if len(node.inputs) != 2 or len(node.outputs) != 1:
-            raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+        ctx.check_counts(node, 2, 1)
         dims = ctx.required_input(node, 0, "the dims tensor")
         value = ctx.required_input(node, 1, "the value tensor")
         out = ctx.required_output(node, 0, "the output tensor")

@@ -53,7 +53,7 @@ class FloorDiv(_FloorBinary):
     supported_types = ("float32",)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         if np.any(x2 == 0):
             raise ctx.error("Division by 0")
@@ -69,7 +69,7 @@ class FloorMod(_FloorBinary):
     supported_types = ("float32",)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         x1, x2 = np.broadcast_arrays(x1, x2)
         r = fmod_f32(x1, x2)

@@ -167,7 +167,10 @@ class FullyConnected(Kernel):
         filter offset applied (per-tensor int8)."""
         if data.filter_type == INT4:
             w = unpack_int4(w, flat_size(data.filter_shape)).reshape(data.filter_shape)
-        w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
+        if data.accum_depth == 0:       # a zero-size input dimension: every sum is empty
+            w = np.zeros((data.output_depth, 0), dtype=np.asarray(w).dtype)
+        else:
+            w = np.asarray(w).reshape(-1, data.accum_depth)[:data.output_depth]
         if data.input_type == FLOAT32:
             return np.array(w.T, dtype=np.float32, order="C")   # a copy: w may be arena memory
         offset = 0 if data.is_per_channel else -data.filter_zero_point
@@ -237,6 +240,9 @@ class FullyConnected(Kernel):
             except ValueError as e:
                 raise ctx.error(str(e)) from None
             data.output_multiplier, data.output_shift = quantize_multiplier(real)
+        if flt.zero_point != 0 and getattr(ctx.target, "debug_checks", False):
+            raise ctx.error(f"weights zero point {flt.zero_point}: TFLM's CalculateOpDataFullyConnected "
+                            "debug-checks that it is 0, and this build keeps its debug checks (it aborts)")
         data.input_zero_point = inp.zero_point
         data.filter_zero_point = flt.zero_point
         data.output_zero_point = out.zero_point

@@ -96,7 +96,7 @@ class GatherNd(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        params, indices = node.input_arrays
+        params, indices = node.input_arrays[:2]
         out = node.output_arrays[0]
         if out.size == 0:
             return

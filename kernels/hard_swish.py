@@ -16,7 +16,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
 from .internal.lut import apply_int8_table, int8_table
-from .internal.quantization import (c_div, quantize_multiplier, rounding_divide_by_pot_int16,
+from .internal.quantization import (ieee_div, c_div, c_shift_factor, quantize_multiplier, rounding_divide_by_pot_int16,
                            saturating_rounding_doubling_high_mul_int16, wrap_int16)
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
@@ -42,7 +42,9 @@ def downscale_multiplier_to_int16(multiplier: int) -> int:
 
 
 def _saturating_left_shift_int16(x: np.ndarray, amount: int) -> np.ndarray:
-    return np.clip(x * (1 << amount), -(1 << 15), (1 << 15) - 1)
+    """TFLM's SaturatingLeftShift: int64 value times the C int ``1 << amount`` (a huge
+    amount shifts as the CPU does: :func:`c_shift_factor`), clamped to int16."""
+    return np.clip(x * int(c_shift_factor(amount)), -(1 << 15), (1 << 15) - 1)
 
 
 def hard_swish_int8(x: np.ndarray, p: HardSwishParams) -> np.ndarray:
@@ -114,17 +116,20 @@ class HardSwish(Kernel):
             reluish_scale = f(3.0) / f(32768.0)
             with np.errstate(all="ignore"):
                 # the float32 hires scale, divided in double (as the TFLM package does)
-                output_multiplier = float(hires_input_scale) / float(f(out.scale))
-                reluish_multiplier = float(hires_input_scale) / float(reluish_scale)
-            if not (np.isfinite(output_multiplier) and output_multiplier > 0.0):
-                raise ctx.error(f"input scale {inp.scale} / output scale {out.scale} is not a "
-                                "positive finite ratio")
-            m32, p.output_multiplier_exponent = quantize_multiplier(output_multiplier)
+                output_multiplier = ieee_div(float(hires_input_scale), float(f(out.scale)))
+                reluish_multiplier = ieee_div(float(hires_input_scale), float(reluish_scale))
+            try:
+                m32, p.output_multiplier_exponent = quantize_multiplier(output_multiplier)
+            except ValueError as e:
+                raise ctx.error(str(e)) from None
             p.output_multiplier_fixedpoint_int16 = downscale_multiplier_to_int16(m32)
             if p.output_multiplier_exponent > 0:
                 raise ctx.error(f"input scale {inp.scale} is too large for output scale {out.scale} "
-                                "(output multiplier exponent must be <= 0)")
-            m32, p.reluish_multiplier_exponent = quantize_multiplier(reluish_multiplier)
+                                "(TFLM: params->output_multiplier_exponent <= 0 was not true)")
+            try:
+                m32, p.reluish_multiplier_exponent = quantize_multiplier(reluish_multiplier)
+            except ValueError as e:
+                raise ctx.error(str(e)) from None
             p.reluish_multiplier_fixedpoint_int16 = downscale_multiplier_to_int16(m32)
             p.table = int8_table(lambda v: hard_swish_int8(v, p))
         ctx.release(inp, out)

@@ -25,9 +25,8 @@ class _LogicalBinary(Kernel):
         return elementwise_rows(block)
 
     def prepare(self, ctx, node):
-        if len(node.inputs) != 2 or len(node.outputs) != 1 or min(node.inputs) < 0 or node.outputs[0] < 0:
-            raise ctx.error("needs two inputs and one output")
-        in1, in2 = (ctx.eval_tensor(i).spec for i in node.inputs)
+        ctx.check_counts(node, 2, 1)
+        in1, in2 = (ctx.eval_tensor(i).spec for i in node.inputs[:2])
         out = ctx.eval_tensor(node.outputs[0]).spec
         for name, t in (("input 0", in1), ("input 1", in2), ("output", out)):
             if t.type != BOOL:
@@ -36,7 +35,7 @@ class _LogicalBinary(Kernel):
         check_broadcast_output(ctx, in1.shape, in2.shape, out.shape)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         np.copyto(out, self.func(x1, x2).reshape(out.shape))
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import c_expf, sigmoid_reference_float
+from .internal.float_math import c_expf
+from .internal.libm_float import sigmoid_reference_float
 from .internal.lut import apply_int8_table, int8_table, logistic_int16, sigmoid_table_input_multiplier
 from .internal.quantization import (checked_log2, fixed_point_input_rescale, fixed_point_logistic,
                            multiply_by_quantized_multiplier, rounding_divide_by_pot)

@@ -26,9 +26,8 @@ class _MaximumMinimum(Kernel):
         return elementwise_rows(block)
 
     def prepare(self, ctx, node):
-        if len(node.inputs) != 2 or len(node.outputs) != 1 or min(node.inputs) < 0 or node.outputs[0] < 0:
-            raise ctx.error("needs two inputs and one output")
-        in1, in2 = (ctx.eval_tensor(i).spec for i in node.inputs)
+        ctx.check_counts(node, 2, 1)
+        in1, in2 = (ctx.eval_tensor(i).spec for i in node.inputs[:2])
         out = ctx.eval_tensor(node.outputs[0]).spec
         if out.type not in SUPPORTED:
             raise ctx.error(f"Type {type_name(out.type)} ({out.type}) is not supported by Maximum/Minimum.")
@@ -38,7 +37,7 @@ class _MaximumMinimum(Kernel):
         check_broadcast_output(ctx, in1.shape, in2.shape, out.shape)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         result = np.where(self.pick_first(x1, x2), x1, x2)
         np.copyto(out, result.reshape(out.shape))

@@ -26,7 +26,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.quantization import wrap_int32
-from .internal.tensor_utils import FLOAT32, INT32, INT64, INT8, check_io_count, type_name
+from .internal.tensor_utils import FLOAT32, INT32, INT64, INT8, type_name
 
 SUPPORTED = (FLOAT32, INT8)
 REFLECT = 0          # schema MirrorPadMode
@@ -63,7 +63,7 @@ class MirrorPad(Kernel):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        check_io_count(ctx, node, 2)
+        ctx.check_counts(node, 2, 1)      # TFLM reads input 0, 1 and output 0, ignores others
         inp = ctx.required_input(node, 0, "the input tensor")
         paddings = ctx.required_input(node, 1, "the paddings tensor")
         out = ctx.required_output(node, 0, "the output tensor")

@@ -75,7 +75,7 @@ class Mul(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):

@@ -30,8 +30,7 @@ class Pack(Kernel):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        if len(node.outputs) != 1 or node.outputs[0] < 0:
-            raise ctx.error(f"needs 1 output, got {len(node.outputs)}")
+        ctx.check_counts(node, 0, 1)
         out = ctx.eval_tensor(node.outputs[0])
         count = int(node.params.values_count)
         if not 1 <= count <= len(node.inputs):

@@ -19,7 +19,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
 from .internal.broadcast import broadcast_shape
-from .internal.quantization import multiply_by_quantized_multiplier, quantize_multiplier
+from .internal.quantization import ieee_div, multiply_by_quantized_multiplier, quantize_multiplier
 from .internal.tensor_utils import FLOAT32, INT8, INT16, type_name
 
 _F32 = np.float32
@@ -52,8 +52,7 @@ class Prelu(Kernel):
 
     def prepare(self, ctx, node):
         p = node.user_data
-        if len(node.inputs) != 2 or len(node.outputs) != 1:
-            raise ctx.error(f"needs 2 inputs and 1 output, got {len(node.inputs)} and {len(node.outputs)}")
+        ctx.check_counts(node, 2, 1)
         inp = ctx.required_input(node, 0, "the input tensor")
         alpha = ctx.required_input(node, 1, "the alpha tensor")
         out = ctx.required_output(node, 0, "the output tensor")
@@ -68,9 +67,9 @@ class Prelu(Kernel):
         if out.type in (INT8, INT16):
             try:
                 p.output_multiplier_1, p.output_shift_1 = quantize_multiplier(
-                    float(_F32(inp.scale)) / float(_F32(out.scale)))
+                    ieee_div(float(_F32(inp.scale)), float(_F32(out.scale))))
                 p.output_multiplier_2, p.output_shift_2 = quantize_multiplier(
-                    float(_F32(inp.scale)) * float(_F32(alpha.scale)) / float(_F32(out.scale)))
+                    ieee_div(float(_F32(inp.scale)) * float(_F32(alpha.scale)), float(_F32(out.scale))))
             except (ValueError, ZeroDivisionError, OverflowError) as e:
                 raise ctx.error(f"bad quantization scales: {e}") from None
             for s in (p.output_shift_1, p.output_shift_2):
@@ -95,7 +94,7 @@ class Prelu(Kernel):
 
     def invoke(self, ctx, node):
         p = node.user_data
-        x, alpha = node.input_arrays
+        x, alpha = node.input_arrays[:2]
         y = node.output_arrays[0]
         if x.dtype == np.float32:
             with np.errstate(all="ignore"):

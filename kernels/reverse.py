@@ -83,7 +83,7 @@ class ReverseV2(Kernel):
 
     def invoke(self, ctx, node):
         data = node.user_data
-        x, axis = node.input_arrays
+        x, axis = node.input_arrays[:2]
         axes = data.axes
         if axes is None:
             axes, problem = normalized_axes(axis, data.rank)

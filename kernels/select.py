@@ -96,7 +96,7 @@ class SelectV2(Kernel):
         ctx.release(cond, x, y, out)
 
     def invoke(self, ctx, node):
-        cond, x, y = node.input_arrays
+        cond, x, y = node.input_arrays[:3]
         out = node.output_arrays[0]
         if node.user_data.requires_broadcast:
             result = np.where(cond, x, y)

@@ -18,8 +18,7 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import same_shape_rows
-from .internal.float_math import GLIBC, FloatMath, math_for
-from .internal.libm_float import c_expf
+from .internal.float_math import GLIBC, FloatMath, c_expf, math_for
 from .internal.float_ops import sequential_extreme
 from .internal.lut import LUT_INT16_SIZE, lut_lookup_int16, populate_int16_lut
 from .internal.quantization import (calculate_input_radius, clip_into, count_leading_zeros_u32,
@@ -51,6 +50,10 @@ class OpData:
     exp_table = None
     row_outputs = None   # host-side: sum of exps -> the 256 outputs of that row sum
     depth = 0
+    #: int8 input: a rounding shift of 32 or more bits (rows with 512+ values near the
+    #: maximum) shifts by its low 5 bits, as ESP-NN's C does on RISC-V and Xtensa; False:
+    #: refused, as TFLM's reference aborts
+    shift_mod_32 = False
 
 
 def _near(a: float, b: float, epsilon: np.float32) -> bool:
@@ -251,7 +254,9 @@ class Softmax(Kernel):
             shifted_scale, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
             exponent = bits_over_unit + 31 - bits
             out_of_range = bool(((exponent < 0) | (exponent > 31)).any())
-        if out_of_range:
+        if out_of_range and data.shift_mod_32:
+            exponent = np.bitwise_and(exponent, 31) if not isinstance(exponent, int) else exponent & 31
+        elif out_of_range:
             raise ctx.error(f"a row's sum of exponentials is too large for an {bits}-bit output "
                             "(TFLM aborts: an int8 output needs the sum below 512, i.e. fewer than 512 "
                             "values near the row maximum)")

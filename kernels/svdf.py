@@ -167,14 +167,22 @@ class Svdf(Kernel):
             raise ctx.error(f"bias type {type_name(bias.type)} must be int32")
         if out.type != INT8:
             raise ctx.error(f"output type {type_name(out.type)} must be int8")
-        f32 = np.float32
-        # effective scales are float32 expressions in TFLM, widened to double afterwards
-        scale_1 = float(f32(f32(inp.scale) * f32(wf.scale)) / f32(state.scale))
-        state_time = f32(state.scale) * f32(wt.scale)
-        scale_2 = float(f32(state_time / f32(out.scale)))
+        f32, f64 = np.float32, np.float64
+        with np.errstate(all="ignore"):     # C float arithmetic: overflow gives inf
+            if ctx.target.float32_expressions:
+                # TFLM 90b983c2's source: float32 expressions, widened to double afterwards
+                scale_1 = float(f32(f32(inp.scale) * f32(wf.scale)) / f32(state.scale))
+                state_time = f64(f32(state.scale) * f32(wt.scale))
+                scale_2 = float(f32(f32(state_time) / f32(out.scale)))
+            else:
+                # the tflite-micro package: every scale widened to double first
+                scale_1 = float(f64(f32(inp.scale)) * f64(f32(wf.scale)) / f64(f32(state.scale)))
+                state_time = f64(f32(state.scale)) * f64(f32(wt.scale))
+                scale_2 = float(state_time / f64(f32(out.scale)))
         if not abs(float(f32(bias.scale)) - float(state_time)) < 1e-5:
             raise ctx.error(f"bias scale {bias.scale} must equal activation state scale x "
-                            f"weights_time scale ({float(state_time)})")
+                            f"weights_time scale ({float(state_time)}) (TFLM: std::abs(bias "
+                            "scale - state scale x weights_time scale) < 1e-5 was not true)")
         data.effective_scale_1_a, data.effective_scale_1_b = quantize_multiplier(scale_1)
         data.effective_scale_2_a, data.effective_scale_2_b = quantize_multiplier(scale_2)
         data.input_zero_point = inp.zero_point

@@ -17,7 +17,8 @@ import numpy as np
 
 from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.libm_float import c_expf, expf
+from .internal.float_math import c_expf
+from .internal.libm_float import expf
 from .internal.tensor_utils import FLOAT32, flat_size, type_name
 
 _F32 = np.float32
@@ -26,8 +27,7 @@ _F32 = np.float32
 def _check_specs(ctx, node):
     """Checks of the kernels without a Prepare: one float32 input and output with as
     many elements (TFLM would read or write past the buffers otherwise)."""
-    if len(node.inputs) != 1 or len(node.outputs) != 1 or node.inputs[0] < 0 or node.outputs[0] < 0:
-        raise ctx.error("needs 1 input and 1 output")
+    ctx.check_counts(node, 1, 1)
     inp = ctx.eval_tensor(node.inputs[0]).spec
     out = ctx.eval_tensor(node.outputs[0]).spec
     if inp.type != FLOAT32:

@@ -39,7 +39,7 @@ from .internal.folded_stages import FoldedFcStage, ProductRequant
 from .internal.libm_float import ACT_SIGMOID, sigmoid_reference_float
 from .internal.lut import apply_int16_table, int16_table, logistic_int16, tanh_int16
 from .internal.matmul import exact_float_dtype, exact_int_matmul, float32_sequential_matmul
-from .internal.quantization import (ACT_TANH, ChannelRequantizer, checked_log2, clip_into, multiply_by_quantized_multiplier,
+from .internal.quantization import (c_float_to_int32, ieee_div, wrap_int16, ACT_TANH, ChannelRequantizer, checked_log2, clip_into, multiply_by_quantized_multiplier,
                            multiply_by_quantized_multiplier_64, quantize_multiplier,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, INT64, flat_size, type_name
@@ -71,7 +71,7 @@ class MulParams:
 
     def __init__(self, scale1: float, scale2: float, out_scale: float, out_type: int,
                  out_zero_point: int = 0):
-        effective = (float(np.float32(scale1)) * float(np.float32(scale2))) / float(np.float32(out_scale))
+        effective = ieee_div(float(np.float32(scale1)) * float(np.float32(scale2)), float(np.float32(out_scale)))
         self.multiplier, self.shift = quantize_multiplier(effective)
         self.offset = int(out_zero_point)
         self.lo, self.hi = (-128, 127) if out_type == INT8 else (-32768, 32767)
@@ -307,8 +307,9 @@ class UnidirectionalSequenceLstm(Kernel):
         _, data.cell_state_scale_power = checked_log2(cell.scale)
         cell_clip = np.float32(params.cell_clip)
         data.cell_clip = float(cell_clip)
-        clip = float(cell_clip) / float(np.float32(cell.scale))
-        data.quantized_cell_clip = int(np.trunc(min(max(clip, -32768.0), 32767.0)))
+        clip = ieee_div(float(cell_clip), float(np.float32(cell.scale)))
+        # static_cast<int16_t> of the clamped float (nan stays nan: C's conversion)
+        data.quantized_cell_clip = int(wrap_int16(c_float_to_int32(np.trunc(min(max(clip, -32768.0), 32767.0)))))
 
         gates = []
         for g in range(4):

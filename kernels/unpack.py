@@ -29,8 +29,7 @@ class Unpack(Kernel):
 
     def prepare(self, ctx, node):
         data = node.user_data
-        if len(node.inputs) != 1 or node.inputs[0] < 0:
-            raise ctx.error(f"needs 1 input, got {len(node.inputs)}")
+        ctx.check_counts(node, 1, 0)
         inp = ctx.eval_tensor(node.inputs[0])
         if inp.type not in SUPPORTED:
             raise ctx.error(f"Type '{type_name(inp.type)}' is not supported by unpack.")

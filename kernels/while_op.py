@@ -8,9 +8,11 @@ true: state -> body inputs, run the body, body outputs -> state, state -> condit
 inputs, run the condition.
 
 Refused where TFLM would read garbage: a condition subgraph whose first output is not
-a one-element BOOL tensor. A loop that runs more than ``ctx.max_while_iterations``
-times (default 2**20; set ``interpreter.max_while_iterations = None`` for no limit)
-fails instead of hanging.
+a one-element BOOL tensor. Every iteration is counted (``ctx.count_loop_iteration``):
+past the interpreter's ``max_loop_iterations`` for one invoke (all loops together) the
+invoke ends with a LimitError instead of running forever as TFLM does. Sizing passes
+always have such a bound (:data:`micro_runtime.limits.SIZING_LOOP_ITERATIONS`); a
+plain invoke has none unless one is set.
 """
 from __future__ import annotations
 
@@ -70,16 +72,55 @@ class While(Kernel):
         for k, (src, dst) in enumerate(zip(inputs, state)):
             copy_tensor(ctx, dst, src, f"input {k} -> output {k}")
         flag = ctx.subgraph_outputs(cond)[0]
-        limit = ctx.max_while_iterations
         ctx.invoke_subgraph(cond)
-        iterations = 0
+        fast = None
         while bool(flag.data.reshape(-1)[0]):
-            if limit is not None and iterations >= limit:
-                raise ctx.error(f"the loop did not end after {iterations} iterations (the limit "
-                                "is the interpreter's max_while_iterations; TFLM would go on)")
-            iterations += 1
-            copy_to_subgraph_inputs(ctx, state, body, "output")
+            ctx.count_loop_iteration()
+            if fast is None:
+                # the first iteration copies with every check; later ones repeat the same
+                # copies between the same arena views (when every tensor is in the arena)
+                copy_to_subgraph_inputs(ctx, state, body, "output")
+                ctx.invoke_subgraph(body)
+                copy_from_subgraph_outputs(ctx, node, body)
+                copy_to_subgraph_inputs(ctx, state, cond, "output")
+                ctx.invoke_subgraph(cond)
+                fast = _copy_plan(ctx, state, body, cond) or False
+                continue
+            if fast is False:
+                copy_to_subgraph_inputs(ctx, state, body, "output")
+                ctx.invoke_subgraph(body)
+                copy_from_subgraph_outputs(ctx, node, body)
+                copy_to_subgraph_inputs(ctx, state, cond, "output")
+                ctx.invoke_subgraph(cond)
+                continue
+            to_body, from_body, to_cond = fast
+            for dst, src in to_body:
+                dst[...] = src
             ctx.invoke_subgraph(body)
-            copy_from_subgraph_outputs(ctx, node, body)
-            copy_to_subgraph_inputs(ctx, state, cond, "output")
+            for dst, src in from_body:
+                dst[...] = src
+            for dst, src in to_cond:
+                dst[...] = src
             ctx.invoke_subgraph(cond)
+
+
+def _copy_plan(ctx, state, body: int, cond: int):
+    """(state -> body inputs, body outputs -> state, state -> condition inputs) as lists
+    of (destination, source) flat arena views, the copies of one iteration once checked;
+    None when a tensor is not in the arena (its data may change between iterations) or
+    the body has no outputs (TFLM then keeps the state)."""
+    body_in, body_out = ctx.subgraph_inputs(body), ctx.subgraph_outputs(body)
+    cond_in = ctx.subgraph_inputs(cond)
+    if not body_out:
+        return None
+
+    def pairs(sources, targets):
+        out = []
+        for src, dst in zip(sources, targets):
+            if src.address is None or dst.address is None:
+                return None
+            if src.address != dst.address and dst.nbytes:
+                out.append((dst.data.reshape(-1), src.data.reshape(-1)))
+        return out
+    plan = (pairs(state, body_in), pairs(body_out, state), pairs(state, cond_in))
+    return None if any(p is None for p in plan) else plan

@@ -22,7 +22,8 @@ if "numpy" not in _sys.modules and _os.environ.get("MICRO_RUNTIME_BLAS_THREADS",
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", _os.environ.get("MICRO_RUNTIME_BLAS_THREADS", "1"))
 
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
-                     MicroRuntimeError, ModelError, TensorIndexError, UnsupportedOpError)
+                     LimitError, MicroRuntimeError, ModelError, TensorIndexError,
+                     UnsupportedOpError)
 from .targets import DEFAULT_TARGET, TARGETS, Target, get_target
 
 # The interpreter pulls in the arena and kernel packages, which themselves use
@@ -66,5 +67,5 @@ __all__ = [
     "default_op_resolver", "evaluate", "Evaluator", "Target", "TARGETS", "DEFAULT_TARGET",
     "get_target",
     "MicroRuntimeError", "ModelError", "UnsupportedOpError", "ArenaTooSmallError", "InputError",
-    "TensorIndexError", "InterpreterStateError", "KernelError",
+    "TensorIndexError", "InterpreterStateError", "KernelError", "LimitError",
 ]

@@ -43,7 +43,9 @@ from .errors import ArenaTooSmallError, InputError, KernelError, ModelError
 from .interpreter import STATUS_ABORT, MicroInterpreter
 from .model import OFFLINE_MEMORY_ALLOCATION, Model, TensorSpec, load_model
 from .op_resolver import OpResolver, default_op_resolver
+from .samples import as_samples
 from .targets import DEFAULT_TARGET, Target
+from .workers import available_processors, die_with_parent, worker_count  # noqa: F401 - re-exported
 from kernels.internal.sample_rows import SampleBlock, block_shape
 
 #: largest default block: beyond it the per-operator overhead is already negligible
@@ -98,22 +100,16 @@ def _has_hidden_state(kernel) -> bool:
     return not (isinstance(kernel, Kernel) and reset is Kernel.reset)
 
 
-def available_processors() -> int:
-    """Processors this process may run on (its CPU affinity where the platform says)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 def samples_per_job(samples: Optional[int], jobs) -> Optional[int]:
-    """Each worker's share of ``samples`` when ``jobs`` processes are asked for (0: one
-    per processor): what sets the default block size. Anything but a count of processes
-    leaves ``samples`` alone (:meth:`Evaluator.run` refuses it)."""
-    if samples is None or isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) \
-            or jobs < 0:
+    """Each worker's share of ``samples`` when ``jobs`` processes are asked for (see
+    :mod:`micro_runtime.workers`): what sets the default block size. Anything but a count
+    of processes leaves ``samples`` alone (:meth:`Evaluator.run` refuses it)."""
+    if samples is None:
         return samples
-    share = available_processors() if jobs == 0 else max(1, int(jobs))
+    try:
+        share = worker_count(jobs, max(1, samples // 2))
+    except InputError:
+        return samples
     return -(-samples // share)
 
 
@@ -276,12 +272,17 @@ class Evaluator:
     and at most ``samples``, the number of samples it will be given when known).
     ``stream``: the samples are one sequence (state carried from sample to sample)
     instead of independent streams from the reset state. ``arena_size``: bytes of the single-sample interpreter's arena (default: what
-    the model needs). The block interpreter's arena is sized automatically."""
+    the model needs). The block interpreter's arena is sized automatically.
+    ``max_loop_iterations``: WHILE iterations one sample's invoke may run (None: no
+    bound, as TFLM; see :class:`MicroInterpreter`)."""
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], *,
                  target: Union[str, Target] = DEFAULT_TARGET, batch: Optional[int] = None,
                  stream: bool = False, arena_size: Optional[int] = None,
-                 op_resolver: Optional[OpResolver] = None, samples: Optional[int] = None):
+                 op_resolver: Optional[OpResolver] = None, samples: Optional[int] = None,
+                 max_loop_iterations: Optional[int] = None):
+        from .limits import check_loop_iterations
+        self.max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
         self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(target)
         self.target = target
@@ -327,7 +328,7 @@ class Evaluator:
         for _ in range(2):
             it = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
                                   num_resource_variables=count_resource_variables(self.model),
-                                  error_reporter=_silent)
+                                  error_reporter=_silent, max_loop_iterations=self.max_loop_iterations)
             try:
                 it.allocate_tensors()
             except ArenaTooSmallError as e:
@@ -479,6 +480,7 @@ class Evaluator:
             model, resolver = self._block_model(blocks)
             try:
                 it = _BlockInterpreter(model, resolver, arena, self.target, self.batch)
+                it.max_loop_iterations = self.max_loop_iterations
                 it.allocate_tensors()
             except ArenaTooSmallError:
                 arena *= 2
@@ -520,19 +522,10 @@ class Evaluator:
         for k, (x, spec) in enumerate(zip(inputs, self.input_specs)):
             if not isinstance(x, np.ndarray):
                 raise InputError(f"input {k}: expected a numpy array, got {type(x).__name__}")
-            shape = tuple(spec.shape)
             if x.dtype != spec.dtype:
                 raise InputError(f"input {k}: expected dtype {spec.dtype} but got {x.dtype} "
                                  "(values are not cast)")
-            if x.ndim >= 1 and tuple(x.shape[1:]) == shape:
-                samples = x
-            elif shape and shape[0] == 1 and x.ndim >= 1 and tuple(x.shape[1:]) == shape[1:]:
-                samples = x.reshape((x.shape[0],) + shape)
-            else:
-                raise InputError(f"input {k}: expected shape (samples, {', '.join(map(str, shape))})"
-                                 + (f" or (samples, {', '.join(map(str, shape[1:]))})"
-                                    if shape and shape[0] == 1 else "")
-                                 + f", got {tuple(x.shape)}")
+            samples, _ = as_samples(x, spec.shape, f"input {k}")
             if count is not None and samples.shape[0] != count:
                 raise InputError(f"input {k} has {samples.shape[0]} samples but input 0 has {count}")
             count = samples.shape[0]
@@ -541,8 +534,9 @@ class Evaluator:
 
     def run(self, inputs, progress: Optional[Progress] = None, jobs: int = 1) -> List[np.ndarray]:
         """Outputs for every sample: one array per model output, shape
-        ``(samples, *output_shape)``. ``inputs``: one array per model input of shape
-        ``(samples, *input_shape)`` (or without the input's unit batch axis).
+        ``(samples, *output_shape)``. ``inputs``: one array per model input, shaped by
+        the rule of :mod:`micro_runtime.samples` (``(samples, *input_shape)``, without
+        the input's unit batch axis, or exactly the input's shape for one sample).
         ``progress(done, total)`` is called after each block. ``jobs``: worker processes
         that each run a contiguous share of the samples (see :meth:`usable_jobs`; the
         outputs do not depend on it). The first two blocks run in this process, the second
@@ -586,17 +580,15 @@ class Evaluator:
 
     def usable_jobs(self, jobs: int, total: int) -> int:
         """How many processes :meth:`run` uses for ``total`` samples when asked for
-        ``jobs`` (0: one per processor this process may run on). One when the samples
-        are one sequence through the model's state (``stream=True`` on a stateful model)
-        or when the platform cannot fork (the workers inherit the set-up instead of
-        rebuilding it); never more than half the samples (two or more per worker)."""
-        if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 0:
-            raise InputError(f"jobs must be a number of processes (0: every processor), not {jobs!r}")
-        if jobs == 0:
-            jobs = available_processors()
-        if jobs <= 1 or (self.stream and self.stateful) or not _can_fork():
+        ``jobs`` (0: one per processor; never more than the processors, see
+        :mod:`micro_runtime.workers`). One when the samples are one sequence through the
+        model's state (``stream=True`` on a stateful model) or when the platform cannot
+        fork (the workers inherit the set-up instead of rebuilding it); never more than
+        half the samples (two or more per worker)."""
+        workers = worker_count(jobs, max(1, total // 2))
+        if workers <= 1 or (self.stream and self.stateful) or not _can_fork():
             return 1
-        return int(max(1, min(jobs, total // 2)))
+        return workers
 
     def _run_into(self, xs, outs, total, progress) -> None:
         done = 0
@@ -623,7 +615,11 @@ class Evaluator:
         bounds = np.linspace(first, total, workers + 1).round().astype(np.int64)
         blocks_before = self._block is not None
 
+        parent = os.getpid()
+
         def work(start: int, stop: int) -> None:
+            die_with_parent(parent)
+
             def advance(done: int, _total: int) -> None:
                 step = done - advance.reported
                 advance.reported = done

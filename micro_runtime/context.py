@@ -11,7 +11,7 @@ exactly where TFLM would put it:
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
@@ -19,16 +19,13 @@ from arena.arena import BUFFER_ALIGNMENT
 from kernels.internal import decompress
 
 from . import schema
-from .errors import InterpreterStateError, KernelError
+from .errors import InterpreterStateError, KernelError, LimitError
 
 INIT, PREPARE, PLANNING, INVOKE = "init", "prepare", "memory planning", "invoke"
 
 #: tensor types TFLM's DecompressTensorToBuffer handles
 _DECOMPRESSIBLE_TYPES = frozenset(getattr(schema.TensorType, n) for n in
                                   ("BOOL", "INT8", "INT16", "INT32", "INT64", "FLOAT32"))
-
-#: WHILE loops longer than this fail (TFLM would run them forever if they never end).
-DEFAULT_MAX_WHILE_ITERATIONS = 1 << 20
 
 
 class KernelContext:
@@ -53,6 +50,11 @@ class KernelContext:
         self.decompression_used = 0
         #: (subgraph, node, input) triples whose compressed tensor a kernel decompresses
         self.claimed_compressed_inputs = set()
+        #: loop iterations of the current invoke, and the bound (None: none)
+        self.loop_iterations = 0
+        self.loop_budget: Optional[int] = None
+        #: how to raise the bound, said in the LimitError
+        self.loop_budget_hint = "set max_loop_iterations to allow more"
 
     # ------------------------------------------------------------- errors
     def error(self, message: str) -> KernelError:
@@ -110,6 +112,26 @@ class KernelContext:
     def scratch(self, index: int) -> np.ndarray:
         """The scratch buffer ``index`` as a uint8 view of the arena (invoke only)."""
         return self.scratch_views[index]
+
+    def arena_window(self, start: int, end: int) -> Optional[Tuple[np.ndarray, bool]]:
+        """Arena bytes [start, end) as one uint8 array and whether it is a copy (then
+        hand it back with :meth:`arena_write_back`), for a kernel that emulates a C
+        routine writing past its buffers; None for an arena that holds no bytes."""
+        arena = self._interpreter.arena
+        return arena.window(start, end) if arena.materialize else None
+
+    def arena_write_back(self, start: int, data: np.ndarray) -> None:
+        self._interpreter.arena.write_back(start, data)
+
+    def arena_offset(self, array: np.ndarray) -> Optional[int]:
+        """Byte offset of ``array``'s first element in the arena, None when it is not a
+        view of the arena (a host buffer, e.g. in batched evaluation)."""
+        return self._interpreter.arena.offset_of(array)
+
+    @property
+    def persistent_start(self) -> int:
+        """Where the arena's persistent section (the tail) starts (bytes)."""
+        return self._interpreter.arena.tail
 
     def allocate_temp_buffer(self, nbytes: int, alignment: int) -> int:
         if self.state != PREPARE:
@@ -251,6 +273,25 @@ class KernelContext:
             return self._temp(node.outputs[i])
         return None
 
+    def check_counts(self, node, inputs: int, outputs: int, exact_inputs: bool = False,
+                     exact_outputs: bool = False) -> None:
+        """The node's input and output counts as TFLM's kernel checks them, in prepare:
+        the first ``inputs`` inputs and ``outputs`` outputs must be present (TFLM reads
+        them; fewer, or an omitted one (-1), would make it read past the node's tensors);
+        more are ignored as TFLM ignores them, unless ``exact_inputs`` /
+        ``exact_outputs`` (the kernel's TF_LITE_ENSURE_EQ(NumInputs(node), n))."""
+        for kind, have, need, exact in (("input", node.inputs, inputs, exact_inputs),
+                                        ("output", node.outputs, outputs, exact_outputs)):
+            count = len(have)
+            if count < need or (exact and count != need):
+                raise self.error(f"needs {'exactly ' if exact else ''}{need} {kind}"
+                                 f"{'s' if need != 1 else ''}, got {count}"
+                                 + ("" if exact or count > need else
+                                    f" (TFLM would read {kind} {count} past the node's {kind}s)"))
+            missing = [k for k in range(need) if have[k] < 0]
+            if missing:
+                raise self.error(f"{kind} {missing[0]} is omitted (-1); TFLM's kernel reads it")
+
     def required_input(self, node, i: int, what: str = ""):
         """:meth:`input`, raising the op's error when the tensor is absent."""
         tensor = self.input(node, i)
@@ -304,9 +345,18 @@ class KernelContext:
         tensors = self._interpreter.subgraphs[index].tensors
         return [tensors[t] for t in self.model.subgraphs[index].outputs]
 
-    @property
-    def max_while_iterations(self):
-        """Iterations after which WHILE gives up: the interpreter's
-        ``max_while_iterations`` attribute when set (None = no limit, as TFLM), else
-        :data:`DEFAULT_MAX_WHILE_ITERATIONS`."""
-        return getattr(self._interpreter, "max_while_iterations", DEFAULT_MAX_WHILE_ITERATIONS)
+    def count_loop_iteration(self) -> None:
+        """One more iteration of a loop (WHILE): raises :class:`LimitError` naming the
+        current operator once the iterations of this invoke (every loop of the model,
+        nested ones included) pass the interpreter's ``max_loop_iterations``."""
+        self.loop_iterations += 1
+        budget = self.loop_budget
+        if budget is not None and self.loop_iterations > budget:
+            node = self.node
+            where = "" if node is None else (
+                f"{node.name} (operator #{node.index}"
+                + (f" of subgraph {node.subgraph_index}" if node.subgraph_index else "") + "): ")
+            raise LimitError(
+                f"{where}the model's loops ran {budget} iterations in this invoke and the "
+                f"condition is still true (TFLM has no bound and would go on); "
+                f"{self.loop_budget_hint}", limit="loop iterations")

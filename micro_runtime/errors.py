@@ -55,6 +55,10 @@ class ArenaTooSmallError(MicroRuntimeError, RuntimeError):
         self.base_message = message
         super().__init__(self._compose())
 
+    #: when ``min_arena_bytes`` could not be measured because the model needs more than
+    #: the bytes micro-runtime sets aside for measuring: a size it needs at least (else None)
+    lower_bound: Optional[int] = None
+
     def _compose(self) -> str:
         """TFLM's message, then the arena size and the size that works, each said once."""
         text = self.base_message
@@ -62,11 +66,16 @@ class ArenaTooSmallError(MicroRuntimeError, RuntimeError):
             text += f"; the arena is {self.arena_bytes} bytes"
             if self.min_arena_bytes is not None:
                 text += f", this model needs at least {self.min_arena_bytes} bytes"
+            elif self.lower_bound is not None:
+                text += (f", this model needs at least {self.lower_bound} bytes (models this "
+                         "large are not measured further)")
         return text
 
-    def with_context(self, arena_bytes: Optional[int], min_arena_bytes: Optional[int]) -> "ArenaTooSmallError":
+    def with_context(self, arena_bytes: Optional[int], min_arena_bytes: Optional[int],
+                     lower_bound: Optional[int] = None) -> "ArenaTooSmallError":
         self.arena_bytes = arena_bytes
         self.min_arena_bytes = min_arena_bytes
+        self.lower_bound = lower_bound
         self.args = (self._compose(),)
         return self
 
@@ -105,8 +114,19 @@ class KernelError(MicroRuntimeError, RuntimeError):
         super().__init__(message)
 
 
+class LimitError(MicroRuntimeError, RuntimeError):
+    """A bound on the work or memory of a call was reached: the loop iterations a sizing
+    pass allows (a WHILE whose condition stays true), or host memory for the arena's
+    bytes. ``limit`` names the bound; the message says how to change it, where it can be
+    changed (see docs/errors.md)."""
+
+    def __init__(self, message: str, limit: str = ""):
+        self.limit = limit
+        super().__init__(message)
+
+
 __all__ = [
     "MicroRuntimeError", "ModelError", "UnsupportedOpError", "ArenaTooSmallError",
-    "InputError", "TensorIndexError", "InterpreterStateError", "KernelError",
+    "InputError", "TensorIndexError", "InterpreterStateError", "KernelError", "LimitError",
 ]
 

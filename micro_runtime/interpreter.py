@@ -17,25 +17,35 @@ from typing import Callable, List, Optional, Union
 import numpy as np
 
 from arena.allocator import MicroAllocator, SubgraphAllocation
-from arena.arena import Arena, min_arena_bytes
+from arena.arena import PROBE_ARENA_BYTES, Arena, min_arena_bytes
+from arena.recording import TFLM_LINE_END, RecordingArena, RecordingMicroAllocator
+from kernels.internal.quantization import TfliteCheckError, c_semantics
 
 from . import schema
 from ._blas import limit_blas_threads
 from .context import INIT, INVOKE, PLANNING, PREPARE, KernelContext
 from .errors import (ArenaTooSmallError, InputError, InterpreterStateError, KernelError,
-                     MicroRuntimeError, ModelError, TensorIndexError)
+                     LimitError, MicroRuntimeError, ModelError, TensorIndexError)
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
+from .limits import INVOKE_LOOP_ITERATIONS, SIZING_LOOP_ITERATIONS, check_loop_iterations
 from .targets import DEFAULT_TARGET, Target, get_target
+from .tflm_names import CallableCount, add_tflm_aliases
 
 ErrorReporter = Callable[[str], None]
 
+#: the largest tensor (bytes) for which a too-small-arena error measures the size that
+#: works (a sizing pass takes host memory for the bytes it uses); beyond, the error
+#: gives the bound that tensor sets
+MAX_PROBE_ARENA_BYTES = 1 << 28
+#: the largest arena_size accepted (bytes, 2^40): far beyond any device; an arena takes
+#: host memory only for the bytes its model uses
+MAX_ARENA_BYTES = PROBE_ARENA_BYTES
+#: the largest alternate decompression memory (bytes): TFLM's size_t on 32-bit targets
+MAX_ALT_DECOMPRESSION_BYTES = (1 << 32) - 1
+
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
-
-
-#: TFLM's MicroPrintf ends every line with CR LF (the tflite-micro package's stderr shows it).
-TFLM_LINE_END = "\r\n"
 
 
 def stderr_reporter(message: str) -> None:
@@ -78,6 +88,7 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+@add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
 
@@ -85,7 +96,10 @@ class MicroInterpreter:
     ten times the model size, like the tflite_micro package). ``target``: the TFLM build to
     emulate, a name of :data:`~micro_runtime.targets.TARGETS` or a
     :class:`~micro_runtime.targets.Target` (default ``"cortex-m4+cmsis-nn"``; ``"host64"``
-    is the tflite-micro package): struct sizes and kernel library. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
+    is the tflite-micro package): struct sizes and kernel library. ``op_resolver``: the
+    operators the model may use (default: every one micro-runtime runs) and kernels of
+    your own; the kernels micro-runtime ships always come from the target's kernel
+    library (:meth:`OpResolver.for_target`), so resolver and target cannot disagree. ``planner``: ``"greedy"`` or ``"linear"`` (TFLM's
     preserve-all-tensors mode). ``recording``: keep TFLM's RecordingMicroAllocator
     accounting for :meth:`print_allocations` (:class:`recording.RecordingMicroInterpreter`
     is that, under TFLM's class name, with the figures as numbers). ``error_reporter``:
@@ -94,6 +108,12 @@ class MicroInterpreter:
     reach the caller as exceptions. ``alt_decompression_memory_size``: bytes of a memory
     outside the arena for decompressed tensors (TFLM's SetDecompressionMemory, as the
     tflite-micro package's argument of that name): DECODE outputs and compressed weights
+    go there when they fit instead of into the arena. ``max_loop_iterations``: WHILE
+    iterations one invoke may run, all loops together (None, the default: no bound, as
+    TFLM; an invoke stays interruptible with Ctrl-C); past it the invoke raises
+    :class:`LimitError`. The interpreter's own sizing passes (:meth:`min_arena_bytes`,
+    the size that works in an ArenaTooSmallError, :meth:`resize_input_tensor`) use it
+    too, or :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS` when it is None.
     go there when they fit instead of into the arena. ``npu_stub``: co-processor operators
     (the ``ethos-u`` operator of Vela-compiled models, on the ``cortex-m55+ethos-u*``
     targets) return at once when invoked, computing nothing, as the QEMU builds behind
@@ -101,15 +121,29 @@ class MicroInterpreter:
     invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
 
+    #: invoke refuses an offline plan whose outputs are not emulated (live buffers on
+    #: shared bytes, see :meth:`arena.allocator.MicroAllocator._offline_overlap`);
+    #: sizing passes and invokes for figures only (``npu_stub``) go on: their
+    #: allocations are exact
+    refuse_unemulated_plans = True
+
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
                  planner: str = "greedy", recording: bool = False,
                  num_resource_variables: int = 0, error_reporter: Optional[ErrorReporter] = None,
-                 alt_decompression_memory_size: int = 0, npu_stub: bool = False):
+                 alt_decompression_memory_size: int = 0,
+                 max_loop_iterations: Optional[int] = INVOKE_LOOP_ITERATIONS, npu_stub: bool = False):
         limit_blas_threads()
+        self._max_loop_iterations = check_loop_iterations(max_loop_iterations)
         self.model = model if isinstance(model, Model) else load_model(model)
         self.target = get_target(target)
-        self.op_resolver = op_resolver if op_resolver is not None else default_op_resolver(self.target)
+        if op_resolver is None:
+            op_resolver = default_op_resolver()
+        elif not isinstance(op_resolver, OpResolver):
+            raise InputError(f"op_resolver must be an OpResolver, not {type(op_resolver).__name__}")
+        # the target's kernel library runs the ops the resolver names (TFLM: the build's
+        # OPTIMIZED_KERNEL_DIR); kernels of the user's own are kept
+        self.op_resolver = op_resolver.for_target(self.target)
         self.error_reporter = error_reporter or stderr_reporter
         if planner not in ("greedy", "linear"):
             raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")
@@ -117,8 +151,10 @@ class MicroInterpreter:
         self.recording = bool(recording)
         if arena_size is None:
             arena_size = len(self.model.raw) * 10
-        if isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer)) or arena_size < 0:
-            raise InputError(f"arena_size must be a non-negative number of bytes, not {arena_size!r}")
+        if (isinstance(arena_size, bool) or not isinstance(arena_size, (int, np.integer))
+                or not 0 <= arena_size <= MAX_ARENA_BYTES):
+            raise InputError(f"arena_size must be a number of bytes from 0 to {MAX_ARENA_BYTES} "
+                             f"(2^40), not {arena_size!r}")
         self.arena_size = int(arena_size)
         self._guard = _Guard()
         #: optional callable(node, seconds) called after each operator's invoke
@@ -126,9 +162,10 @@ class MicroInterpreter:
         self.num_resource_variables = int(num_resource_variables)
         if (isinstance(alt_decompression_memory_size, bool)
                 or not isinstance(alt_decompression_memory_size, (int, np.integer))
-                or alt_decompression_memory_size < 0):
-            raise InputError(f"alt_decompression_memory_size must be a non-negative number of "
-                             f"bytes, not {alt_decompression_memory_size!r}")
+                or not 0 <= alt_decompression_memory_size <= MAX_ALT_DECOMPRESSION_BYTES):
+            raise InputError(f"alt_decompression_memory_size must be a number of bytes from 0 to "
+                             f"{MAX_ALT_DECOMPRESSION_BYTES} (2^32 - 1), not "
+                             f"{alt_decompression_memory_size!r}")
         self.alt_decompression_memory_size = int(alt_decompression_memory_size)
         #: co-processor operators (``ethos-u``) invoke as a stub that returns at once,
         #: leaving their outputs as the arena holds them (what the QEMU builds behind the
@@ -136,9 +173,13 @@ class MicroInterpreter:
         self.npu_stub = bool(npu_stub)
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
+        self._allocated = self._invoked = False
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
+        except ArenaTooSmallError as e:
+            self._report_once(e)
+            raise self._with_min_arena(e) from None
         except MicroRuntimeError as e:
             self._report_once(e)
             raise
@@ -164,10 +205,17 @@ class MicroInterpreter:
                 self.resource_variables = MicroResourceVariables.create(
                     self.allocator, self.num_resource_variables)
             self.ctx = KernelContext(self)
+            self.ctx.loop_budget = self._max_loop_iterations
             if self.alt_decompression_memory_size:
                 # MicroContext::SetDecompressionMemory keeps one size_t per region
                 self.allocator.allocate_persistent_buffer(self.target.sizeof("size_t"))
-                self.ctx.decompression_memory = bytearray(self.alt_decompression_memory_size)
+                # zero-filled on demand: pages no decompressed tensor touches cost nothing
+                try:
+                    self.ctx.decompression_memory = np.zeros(self.alt_decompression_memory_size, np.uint8)
+                except (MemoryError, ValueError):
+                    raise LimitError(f"this host cannot allocate the "
+                                     f"{self.alt_decompression_memory_size} bytes of the alternate "
+                                     "decompression memory", limit="host memory") from None
         except ArenaTooSmallError as e:
             self._report_once(e)
             raise self._with_min_arena(e) from None
@@ -209,10 +257,23 @@ class MicroInterpreter:
             self.delegates.append(delegate)
 
     # -------------------------------------------------------------- set up
+    @property
+    def max_loop_iterations(self) -> Optional[int]:
+        """WHILE iterations one invoke may run, all loops together (None: no bound)."""
+        return self._max_loop_iterations
+
+    @max_loop_iterations.setter
+    def max_loop_iterations(self, value: Optional[int]) -> None:
+        self._max_loop_iterations = check_loop_iterations(value)
+        self.ctx.loop_budget = self._max_loop_iterations
+
+    #: the earlier name of :attr:`max_loop_iterations`
+    max_while_iterations = max_loop_iterations
+
     def _make_arena(self, size: int) -> Arena:
+        """The arena (bookkeeping; host memory is taken only for the bytes used)."""
         try:
             if self.recording:
-                from recording.allocator import RecordingArena
                 return RecordingArena(size)
             return Arena(size)
         except (MemoryError, OverflowError):
@@ -221,7 +282,6 @@ class MicroInterpreter:
 
     def _make_allocator(self) -> MicroAllocator:
         if self.recording:
-            from recording.allocator import RecordingMicroAllocator
             return RecordingMicroAllocator(self.arena, self.target, self.planner)
         return MicroAllocator(self.arena, self.target, self.planner)
 
@@ -291,7 +351,8 @@ class MicroInterpreter:
             raise
 
     def _allocate(self) -> None:
-        with np.errstate(all="ignore"):
+        from kernels.internal.quantization import c_semantics
+        with np.errstate(all="ignore"), c_semantics(self.target.cpu):
             self._allocate_steps()
 
     def _allocate_steps(self) -> None:
@@ -331,10 +392,15 @@ class MicroInterpreter:
                 ctx.node = node
                 before = self.arena.persistent_used_bytes
                 try:
+                    self._check_writable_outputs(sg, node)
                     node.registration.prepare(ctx, node)
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "prepare")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "prepare")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to prepare: {type(e).__name__}: {e}")
@@ -365,6 +431,17 @@ class MicroInterpreter:
         ctx.state = INVOKE
         self._allocated = True
         self._reset()
+
+    def _check_writable_outputs(self, sg: SubgraphAllocation, node) -> None:
+        """An operator output that is a constant tensor of the model: TFLM's kernel would
+        write its results into the model's buffer (read-only flash on a device); refused
+        before the kernel's prepare."""
+        for k, t in enumerate(node.outputs):
+            if 0 <= t < len(sg.tensors) and sg.tensors[t].is_constant:
+                raise self.ctx.error(
+                    f"output {k} ({sg.tensors[t].spec.describe()}) is a constant tensor of the "
+                    "model: its values are the model's, and TFLM's kernel would write its "
+                    "results into the model's buffer (read-only flash on a device)")
 
     def _check_compressed_inputs(self, s: int, sg: SubgraphAllocation, node) -> None:
         """A COMPRESSION_METADATA tensor read by a kernel that does not decompress it:
@@ -427,9 +504,18 @@ class MicroInterpreter:
                              for sg in self.subgraphs]
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
-        """Add the arena size that would have worked to an ArenaTooSmallError."""
+        """Add the arena size that would have worked to an ArenaTooSmallError; for a model
+        with a tensor over :data:`MAX_PROBE_ARENA_BYTES` (whose sizing pass would take
+        that much host memory and time), the bound that tensor sets instead."""
+        from arena.allocator import tensor_bytes
+        largest = max([tensor_bytes(t) for sg in self.model.subgraphs for t in sg.tensors
+                       if t.data is None] + [0])
+        if largest > MAX_PROBE_ARENA_BYTES:
+            return error.with_context(self.arena_size, None, largest)
         try:
             needed = self.min_arena_bytes()
+        except ArenaTooSmallError as e:
+            return error.with_context(self.arena_size, None, getattr(e, "lower_bound", None))
         except MicroRuntimeError:
             needed = None
         return error.with_context(self.arena_size, needed)
@@ -457,14 +543,36 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
+            overlap = getattr(self.allocator, "offline_overlap", None)
+            if (overlap and self.refuse_unemulated_plans and not self.npu_stub
+                    and not self.target.co_processor):      # Vela's plans: the NPU's own
+                raise ModelError(overlap)
+            self.ctx.loop_iterations = 0
+            trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
-            with np.errstate(all="ignore"):
-                status = self._invoke_subgraph(0)
+            try:
+                with np.errstate(all="ignore"), c_semantics(self.target.cpu):
+                    status = self._invoke_subgraph(0)
+            except BaseException:
+                # interrupted (Ctrl-C) or failed part-way: drop what the unfinished run left
+                # in the arena's bookkeeping, so the interpreter can invoke again
+                self._abandon_invoke(trace_length)
+                raise
             if not self._invoked and status == STATUS_OK:
                 # one whole invoke completes the allocation timeline; later ones repeat it
                 self._invoked = True
                 self.arena.tracing = False
             return status
+
+    def _abandon_invoke(self, trace_length: int) -> None:
+        """After an invoke that did not finish: its temporaries are dropped, the
+        decompression memory is reset, and an unfinished first invoke leaves no partial
+        entries in the allocation timeline (the next complete invoke records it)."""
+        self.arena.abandon_temporaries()
+        self.ctx.reset_decompression_memory()
+        self.ctx.subgraph_index, self.ctx.node = 0, None
+        if not self._invoked:
+            del self.arena.trace[trace_length:]
 
     def invoke_subgraph(self, index: int) -> int:
         """Run subgraph ``index`` (used by control-flow kernels while invoking); returns
@@ -494,6 +602,10 @@ class MicroInterpreter:
                 except MicroRuntimeError as e:
                     self._report_node_failure(e, node, "invoke")
                     raise
+                except TfliteCheckError as e:       # a check TFLM fails (or aborts on)
+                    error = ctx.error(str(e))
+                    self._report_node_failure(error, node, "invoke")
+                    raise error from None
                 except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError,
                         KeyError, AttributeError, FloatingPointError) as e:
                     error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")
@@ -534,11 +646,13 @@ class MicroInterpreter:
     # ----------------------------------------------------------- tensors
     @property
     def inputs_size(self) -> int:
-        return len(self.model.subgraphs[0].inputs)
+        """The number of model inputs (also callable: TFLM's ``inputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].inputs))
 
     @property
     def outputs_size(self) -> int:
-        return len(self.model.subgraphs[0].outputs)
+        """The number of model outputs (also callable: TFLM's ``outputs_size()``)."""
+        return CallableCount(len(self.model.subgraphs[0].outputs))
 
     def input(self, index: int = 0) -> np.ndarray:
         """Input ``index`` as a writable numpy view of the arena (zero copy).
@@ -593,6 +707,8 @@ class MicroInterpreter:
         return self._index_by_name(name, self.model.subgraphs[0].outputs, "output")
 
     def _index_by_name(self, name: str, indices, kind: str) -> int:
+        if not isinstance(name, str):
+            raise InputError(f"a model {kind} name must be a string, not {name!r}")
         tensors = self.model.subgraphs[0].tensors
         for k, t in enumerate(indices):
             if tensors[t].name == name:
@@ -674,6 +790,9 @@ class MicroInterpreter:
         """The data of any tensor (constant data, or its arena view). With the greedy
         planner an intermediate tensor's memory is reused by later tensors."""
         self._require_allocated()
+        for what, value in (("tensor index", index), ("subgraph index", subgraph)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InputError(f"{what} must be an integer, not {value!r}")
         if not 0 <= subgraph < len(self.subgraphs):
             raise TensorIndexError(f"subgraph {subgraph} out of range (model has {len(self.subgraphs)})")
         tensors = self.subgraphs[subgraph].tensors
@@ -701,30 +820,27 @@ class MicroInterpreter:
         """The smallest arena (bytes) in which allocate_tensors() and invoke() succeed
         for this model, target and planner: the peak over the whole allocation
         timeline, temporaries included."""
-        if self._allocated and self._invoked:
-            trace = self.arena.trace
-        else:
-            trace = self._trace_with_large_arena()
-        return min_arena_bytes(trace, upper_bound=max(1024, self.arena.stats.total_peak or 1024))
+        arena = self.arena if self._allocated and self._invoked else self._arena_with_large_size()
+        return min_arena_bytes(arena.trace, upper_bound=max(1024, arena.stats.total_peak or 1024))
 
-    def _trace_with_large_arena(self):
-        size = max(self.arena_size * 2, len(self.model.raw) * 10, 1 << 20)
-        for _ in range(6):
-            try:
-                probe = MicroInterpreter(self.model, self.op_resolver, size, target=self.target,
-                                         planner=self.planner, recording=self.recording,
-                                         num_resource_variables=self.num_resource_variables,
-                                         error_reporter=lambda m: None,
-                                         alt_decompression_memory_size=self.alt_decompression_memory_size,
-                                         npu_stub=True)
-                probe.allocate_tensors()
-                probe.invoke()
-                return probe.arena.trace
-            except ArenaTooSmallError:
-                size *= 4
-                if size > (1 << 31):
-                    break
-        raise ArenaTooSmallError("the model does not fit in an arena of 2 GiB", 0, 0, 0)
+    def _arena_with_large_size(self) -> Arena:
+        """The arena of a sizing pass (same model, kernels, target, planner): allocation
+        and one invoke in a nominal arena of PROBE_ARENA_BYTES, which takes host memory
+        only for the bytes used; its trace is the complete allocation timeline."""
+        bound = self._max_loop_iterations
+        probe = SizingProbe(self.model, self.op_resolver, PROBE_ARENA_BYTES, target=self.target,
+                            planner=self.planner, recording=self.recording,
+                            num_resource_variables=self.num_resource_variables,
+                            error_reporter=lambda m: None,
+                            alt_decompression_memory_size=self.alt_decompression_memory_size,
+                            max_loop_iterations=SIZING_LOOP_ITERATIONS if bound is None else bound,
+                            npu_stub=True)
+        probe.ctx.loop_budget_hint = ("the interpreter's sizing pass allows "
+                                      f"{probe.max_loop_iterations}; set max_loop_iterations to "
+                                      "allow more")
+        probe.allocate_tensors()
+        probe.invoke()
+        return probe.arena
 
     # --------------------------------------------------------------- misc
     def print_allocations(self, file=None) -> None:
@@ -745,3 +861,14 @@ class MicroInterpreter:
                         node.registration.free(self.ctx, node)
         except Exception:
             pass
+
+
+class SizingProbe(MicroInterpreter):
+    """The interpreter of a sizing pass: a failure (even in its 2^40-byte nominal arena)
+    is reported as it is, without another sizing pass for the size that would work; an
+    offline plan whose outputs are not emulated does not stop it."""
+
+    refuse_unemulated_plans = False
+
+    def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
+        return error

@@ -277,21 +277,15 @@ def check_shape_span(shape: Sequence[int], itemsize: int, what: str) -> Optional
 def load_model(source: Union[str, os.PathLike, bytes, bytearray, memoryview]) -> Model:
     """Read and check a model from a file path or from bytes.
 
-    Raises :class:`ModelError` for anything malformed; the data are not copied
+    A path must name a regular file of at most 2^31 - 1 bytes (the flatbuffer limit;
+    see :mod:`micro_runtime.files`). Raises :class:`ModelError` for anything malformed; the data are not copied
     (``bytes`` input is kept as is; other buffers are copied once into ``bytes``).
     """
     name = "<bytes>"
     if isinstance(source, (str, os.PathLike)):
+        from .files import read_model_file
         name = os.fspath(source)
-        try:
-            with open(name, "rb") as f:
-                raw = f.read()
-        except FileNotFoundError:
-            raise ModelError(f"model file not found: {name}") from None
-        except IsADirectoryError:
-            raise ModelError(f"model path is a directory, not a .tflite file: {name}") from None
-        except OSError as e:
-            raise ModelError(f"cannot read model file {name}: {e.strerror or e}") from None
+        raw = read_model_file(name)
     elif isinstance(source, bytes):
         raw = source
     elif isinstance(source, (bytearray, memoryview)):

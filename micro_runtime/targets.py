@@ -81,11 +81,23 @@ class Target:
     float32_expressions: bool = False
     #: the C library whose float functions TFLM's float kernels call (``std::exp``):
     #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf), ``"newlib"`` (arm-none-eabi
-    #: soft-float builds: newlib 3.3.0's fdlibm float functions) or ``"newlib-hard"``
-    #: (hard-float Cortex-M55 builds: newlib's double-precision-FPU multilib);
+    #: soft-float builds: newlib 3.3.0's fdlibm float functions), ``"newlib-hard"``
+    #: (hard-float Cortex-M55 builds: newlib's double-precision-FPU multilib) or ``"rv32"``
+    #: (RV32 builds: the same fdlibm values, RISC-V's canonical NaN);
     #: :func:`kernels.internal.float_math.math_for` picks the library's expf / expm1f /
-    #: tanhf / logf / sinf / cosf
+    #: tanhf / logf / sinf / cosf and NaN rules
     libm: str = "glibc"
+    #: the ESP-NN function set an ESP-IDF build calls (``kernel_library`` ``"esp-nn"``):
+    #: ``"opt"`` (ESP-NN's generic optimised C), ``"ansi"`` (CONFIG_NN_ANSI_C), ``"esp32s3"``
+    #: or ``"esp32p4"`` (the chip's own routines); None for other builds
+    esp_nn: Optional[str] = None
+    #: the Espressif chip the profile is for (``"esp32-c3"`` ...), None for other builds
+    chip: Optional[str] = None
+    #: the build keeps TFLM's TFLITE_DCHECK debug checks (no NDEBUG: ESP-IDF's default,
+    #: TFLM's default BUILD_TYPE): a failing one aborts. Kernels whose debug checks the
+    #: models reach consult it (so far: FULLY_CONNECTED's weights zero point)
+    debug_checks: bool = False
+
     #: the build has a hardware FPU and gcc contracts the float kernels' ``total +=
     #: a * b`` loops into fused multiply-adds (``vfma.f32``; -mfloat-abi=hard or softfp:
     #: TFLM's cortex_m_generic / corstone_300 Cortex-M55 builds): one rounding per step
@@ -98,6 +110,14 @@ class Target:
     #: ``"ethos-u55-128"``), None without a co-processor
     npu: Optional[str] = None
 
+    @property
+    def cpu(self) -> str:
+        """The CPU the build runs on, for what C leaves undefined in the requantisation
+        routines at extreme scales (see :data:`kernels.internal.quantization.CPUS`):
+        "arm" for the Cortex-M builds, "x86" for the host ones (the tflite-micro package,
+        mcu32)."""
+        return "arm" if self.core else "x86"
+
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""
         return (self.critical_fields or {}).get(struct, ())
@@ -107,7 +127,9 @@ class Target:
             return self.structs[struct]
         except KeyError:
             hint = (" (CMSIS-NN OpData sizes live in micro_runtime/cmsis_nn_structs.py)"
-                    if struct.startswith("cmsis_nn.") else "")
+                    if struct.startswith("cmsis_nn.") else
+                    " (ESP-NN kernels' OpData sizes live in micro_runtime/targets.py's "
+                    "ESP_NN_STRUCTS)" if struct.startswith("esp_nn.") else "")
             raise MissingStructError(
                 f"micro-runtime internal error: target '{self.name}' has no size for struct "
                 f"{struct!r}{hint}; add it to the target's struct table") from None
@@ -512,13 +534,129 @@ def _ethos_u_target(npu: str) -> Target:
 
 
 ETHOS_U_TARGETS = tuple(_ethos_u_target(npu) for npu in ETHOS_U_NPUS)
+# ---- ESP32 family (ESP-IDF builds of esp-tflite-micro with ESP-NN) and TFLM's riscv32
+#: espressif/esp-tflite-micro (the ESP-IDF component, version 1.4.0) and the ESP-NN it is
+#: built with; its TFLM copy was synced from upstream in 2026-07 and differs from 90b983c2
+#: in nothing that allocates (micro_allocator, the recording allocator, the kernels'
+#: OpData, the builtin option structs and flatbuffer_conversions' allocations, the
+#: resolver's op list are the same files)
+ESP_TFLITE_MICRO_COMMIT = "99f49e1498b0"
+ESP_NN_COMMIT = "d45b843ca5f8"
+#: tensorflow/tflite-micro, the upstream commit of the cortex-m and riscv32 profiles
+TFLM_COMMIT = "90b983c2"
+
+# ILP32 builds without USE_TFLM_COMPRESSION and with 4-byte enums (ESP-IDF's and TFLM's
+# riscv32_generic flags have no -fshort-enums): the mcu32 table less what compression adds.
+# Every size, alignment and the critical offsets were probed by compiling sizeof / alignof
+# / offsetof files against esp-tflite-micro 99f49e1's and TFLM 90b983c2's sources with
+# riscv64-unknown-elf-g++ 12.2 -march=rv32imc -mabi=ilp32 and with xtensa-lx106-elf-g++
+# 12.2 (the Xtensa ABI of ESP32 / S2 / S3): both give these values
+# (benchmarks/esp_layout/probe.py; recorded in tests/data/esp_layout_probes.json).
+_ILP32_NO_COMPRESSION: Dict[str, Tuple[int, int, str]] = {
+    "RecordingMicroAllocator": (124, 4, "MicroAllocator 36, recording_memory_allocator_ 4, 7 RecordedAllocation records 7x(3x4) = 84 (no compression record)"),
+    "SubgraphAllocations": (8, 4, "node_and_registrations 4, tensors 4 (no compressed.tensors)"),
+    "fully_connected.OpDataFullyConnected": (48, 4, "output_multiplier..filter_buffer_index 9x4, per_channel_output_multiplier/shift 2x4, is_per_channel 1, pad 3 (no weights/bias_scratch_index)"),
+    "conv.OpDataConv": (56, 4, "padding 16, input_zero_point..output_shift 5x4, per_channel_output_multiplier/shift 2x4, output_activation_min, output_activation_max, filter_buffer_index 3x4 (no weights/bias_scratch_index)"),
+    "concatenation.OpData": (24, 4, "ConcatenationParams {axis, input_zeropoint, input_scale, inputs_count, output_zeropoint, output_scale 6x4} 24 (no scratch_indices)"),
+    "transpose_conv.OpData": (72, 4, "ConvParams {padding_type 1, hole 1, padding_values 4x2, stride/dilation 4x2, hole 2, input/weights/output_offset, output_multiplier, output_shift, quantized_activation_min/max 7x4, float_activation_min/max 2x4} 56, scratch_buffer_index, bias_converted_buffer_index 2x4 (no filter/bias_scratch_index), per_channel_output_multiplier/shift 2x4"),
+}
+#: OpData of esp-tflite-micro's ESP-NN kernels (tensorflow/lite/micro/kernels/esp_nn/*.cc)
+#: that differ from the reference kernels' (add, mul, pooling and fully_connected allocate
+#: the reference OpDataAdd / OpDataMul / OpDataPooling / OpDataFullyConnected)
+ESP_NN_STRUCTS: Dict[str, Tuple[int, int, str]] = {
+    "esp_nn.conv.NodeData": (60, 4, "op_data OpDataConv (no compression) 56, buffer_idx 4"),
+    "esp_nn.depthwise_conv.NodeData": (60, 4, "op_data OpDataConv (no compression) 56, buffer_idx 4"),
+    "esp_nn.softmax.NodeData": (64, 8, "op_data SoftmaxParams {beta 8 (double), input_multiplier..scale 7x4, table..uint8_table2 5x4} 56, buffer_idx 4, pad 4 (SoftmaxParams' 8-byte alignment)"),
+}
+
+
+def _build_ilp32(esp_nn: bool) -> Dict[str, StructSize]:
+    table = {k: v for k, v in _build(32).items() if k not in _COMPRESSION_ONLY}
+    for name, (size, align, text) in _ILP32_NO_COMPRESSION.items():
+        table[name] = _S(size, align, text)
+    if esp_nn:
+        for name, (size, align, text) in ESP_NN_STRUCTS.items():
+            table[name] = _S(size, align, text)
+    return table
+
+
+#: one struct table for every ESP profile (the layout does not depend on the chip or the
+#: ESP-NN function set), one for riscv32
+_ESP_STRUCTS = _build_ilp32(esp_nn=True)
+_RISCV32_STRUCTS = _build_ilp32(esp_nn=False)
+
+#: chip -> (ESP-NN function set with CONFIG_NN_OPTIMIZED, CPU, what the profile models,
+#: ESP-IDF's spelling). ESP-NN's esp_nn.h selects the esp32s3 / esp32p4 files for those two
+#: chips and its generic optimised C (esp_nn_generic_opt.h) for every other chip.
+ESP_CHIPS: Dict[str, Tuple[str, str, str, str]] = {
+    "esp32-s3": ("esp32s3", "Xtensa LX7", "ESP-NN's esp32s3 routines", "esp32s3"),
+    "esp32-p4": ("esp32p4", "RISC-V RV32IMAFC with the PIE vector extension", "ESP-NN's esp32p4 routines", "esp32p4"),
+    "esp32": ("opt", "Xtensa LX6", "ESP-NN's generic optimised C", "esp32"),
+    "esp32-s2": ("opt", "Xtensa LX7", "ESP-NN's generic optimised C", "esp32s2"),
+    "esp32-c3": ("opt", "RISC-V RV32IMC", "ESP-NN's generic optimised C", "esp32c3"),
+    "esp32-c6": ("opt", "RISC-V RV32IMAC", "ESP-NN's generic optimised C", "esp32c6"),
+    "esp32-h2": ("opt", "RISC-V RV32IMAC", "ESP-NN's generic optimised C", "esp32h2"),
+}
+#: the chips whose builds are the same for sizing and outputs (same ESP-NN functions,
+#: same struct layout): one model, several names
+_SAME_BUILD = {chip for chip, row in ESP_CHIPS.items() if row[0] == "opt"}
+
+
+def _esp_target(chip: str, ansi: bool) -> Target:
+    function_set, cpu, functions, _ = ESP_CHIPS[chip]
+    if ansi:
+        function_set, functions = "ansi", "ESP-NN's plain C (CONFIG_NN_ANSI_C)"
+    if ansi:
+        same = sorted(set(ESP_CHIPS) - {chip})            # plain C: one build for every chip
+    else:
+        same = sorted(_SAME_BUILD - {chip}) if function_set == "opt" else []
+    also = (f"; for sizing and integer outputs the same build as "
+            f"{', '.join(c + ('+ansi' if ansi else '') for c in same)}" if same else "")
+    outputs = (" (outputs of the assembly routines modelled by ESP-NN's C arithmetic; sizes exact)"
+               if function_set in ("esp32s3", "esp32p4") else "")
+    return Target(
+        name=chip + ("+ansi" if ansi else ""),
+        description=(f"{chip} ({cpu}): esp-tflite-micro {ESP_TFLITE_MICRO_COMMIT} (ESP-IDF component "
+                     f"1.4.0) with ESP-NN {ESP_NN_COMMIT}, {functions}{outputs}; 32-bit, 4-byte "
+                     f"enums, no USE_TFLM_COMPRESSION{also}"),
+        pointer_bytes=4,
+        structs=_ESP_STRUCTS,
+        critical_fields=_CRITICAL_32,
+        compression=False,
+        kernel_library="esp-nn",
+        float32_expressions=True,
+        libm="rv32",
+        esp_nn=function_set,
+        chip=chip,
+        debug_checks=True,
+    )
+
+
+ESP_TARGETS = tuple(_esp_target(chip, ansi) for chip in ESP_CHIPS for ansi in (False, True))
+
+RISCV32 = Target(
+    name="riscv32",
+    description=(f"TFLM ({TFLM_COMMIT}) built by its Makefile for TARGET=riscv32_generic "
+                 "(rv32imc, ilp32): reference kernels, 32-bit, 4-byte enums, no "
+                 "USE_TFLM_COMPRESSION"),
+    pointer_bytes=4,
+    structs=_RISCV32_STRUCTS,
+    critical_fields=_CRITICAL_32,
+    compression=False,
+    float32_expressions=True,
+    libm="rv32",
+    debug_checks=True,
+)
 
 TARGETS: Dict[str, Target] = {t.name: t for t in (HOST64, MCU32) + CORTEX_M_TARGETS
-                              + ETHOS_U_TARGETS}
+                              + ETHOS_U_TARGETS + ESP_TARGETS + (RISCV32,)}
 
-#: other cores' names -> the profile core with the same layout and CMSIS-NN code paths
-TARGET_ALIASES: Dict[str, str] = {alias: core for core, (_, _, _, aliases) in CORTEX_M_CORES.items()
-                                  for alias in aliases}
+#: other cores' names -> the profile core with the same layout and CMSIS-NN code paths;
+#: ESP-IDF's chip names (esp32s3 ...) -> the profile's
+TARGET_ALIASES: Dict[str, str] = {
+    **{alias: core for core, (_, _, _, aliases) in CORTEX_M_CORES.items() for alias in aliases},
+    **{idf: chip for chip, (_, _, _, idf) in ESP_CHIPS.items() if idf != chip},
+}
 
 #: The default target: where users deploy (nRF52840, STM32F4/L4 with CMSIS-NN, as the
 #: Arduino library and most Cortex-M ports build TFLM).
@@ -532,9 +670,20 @@ def targets_help() -> str:
              "enums, USE_TFLM_COMPRESSION on): not a Cortex-M firmware"]
     for core, (dsp, mve, models, aliases) in CORTEX_M_CORES.items():
         also = f"; also {', '.join(aliases)}" if aliases else ""
-        lines.append(f"{core:<21}TFLM's Makefile build for {core}, reference kernels: {models}{also}")
+        lines.append(f"{core:<21}TFLM {TFLM_COMMIT}'s Makefile build for {core}, reference kernels: "
+                     f"{models}{also}")
         features = "MVE" if mve else "DSP" if dsp else "no DSP"
         lines.append(f"{core + '+cmsis-nn':<21}the same with CMSIS-NN kernels ({features} code paths)")
+    lines.append(f"{'riscv32':<21}TFLM {TFLM_COMMIT}'s Makefile build for riscv32_generic (rv32imc), "
+                 "reference kernels")
+    for chip, (function_set, cpu, functions, idf) in ESP_CHIPS.items():
+        same = (f" (for sizing the same build as {', '.join(sorted(_SAME_BUILD - {chip}))})"
+                if chip in _SAME_BUILD else "")
+        also = ", ".join(([idf] if idf != chip else []) + [f"{chip}+esp-nn"])
+        lines.append(f"{chip:<21}esp-tflite-micro {ESP_TFLITE_MICRO_COMMIT} + ESP-NN {ESP_NN_COMMIT}, "
+                     f"{cpu}: {functions}{same}; also {also}")
+    lines.append(f"{'<esp chip>+ansi':<21}the same with ESP-NN's plain C (CONFIG_NN_ANSI_C): "
+                 "one build for every chip")
     for npu, what in ETHOS_U_NPUS.items():
         lines.append(f"{'cortex-m55+' + npu:<21}cortex-m55+cmsis-nn with TFLM's Ethos-U kernel: "
                      f"Vela-compiled models for an {what.split(' (')[0]} (sized, not run)")
@@ -543,14 +692,20 @@ def targets_help() -> str:
 
 def canonical_target_name(name: str) -> str:
     """``name`` with a core alias replaced by its profile's core
-    (``"cortex-m0plus+cmsis-nn"`` -> ``"cortex-m0+cmsis-nn"``); other names unchanged."""
+    (``"cortex-m0plus+cmsis-nn"`` -> ``"cortex-m0+cmsis-nn"``), an ESP-IDF chip name by the
+    profile's (``"ESP32S3"`` -> ``"esp32-s3"``) and ``+esp-nn`` dropped (ESP-IDF builds
+    always have ESP-NN); other names unchanged."""
     core, plus, library = str(name).strip().lower().partition("+")
-    return TARGET_ALIASES.get(core, core) + plus + library
+    core = TARGET_ALIASES.get(core, core)
+    if core in ESP_CHIPS and library == "esp-nn":
+        plus = library = ""
+    return core + plus + library
 
 
 def get_target(target) -> Target:
     """A :class:`Target` from a name (``"host64"``, ``"mcu32"``, ``"cortex-m4"``,
-    ``"cortex-m4+cmsis-nn"``, a core alias such as ``"cortex-m0plus"``) or a Target."""
+    ``"cortex-m4+cmsis-nn"``, ``"esp32-s3"``, ``"esp32c3+ansi"``, ``"riscv32"``, a core alias
+    such as ``"cortex-m0plus"``) or a Target."""
     if isinstance(target, Target):
         return target
     try:
@@ -559,4 +714,4 @@ def get_target(target) -> Target:
         from .errors import InputError
         aliases = ", ".join(f"{a} -> {c}" for a, c in TARGET_ALIASES.items())
         raise InputError(f"unknown target {target!r}; known targets: {', '.join(TARGETS)} "
-                         f"(core aliases: {aliases})") from None
+                         f"(each ESP chip also as <chip>+esp-nn; aliases: {aliases})") from None

@@ -42,9 +42,9 @@ def profile_target(profile: str):
                                compression=False)
 
 
-def load_cases(op: str) -> List[Tuple[str, str, dict]]:
+def load_cases(op: str, cases_dir: str = CASES_DIR) -> List[Tuple[str, str, dict]]:
     """(name, profile, recorded entry) of every recorded case of ``op``."""
-    path = os.path.join(CASES_DIR, op + ".json")
+    path = os.path.join(cases_dir, op + ".json")
     if not os.path.exists(path):
         return []
     with open(path) as f:
@@ -53,8 +53,8 @@ def load_cases(op: str) -> List[Tuple[str, str, dict]]:
             for profile, entry in sorted(by_profile.items())]
 
 
-def case_inputs(op: str, name: str) -> Tuple[bytes, List[bytes]]:
-    directory = os.path.join(CASES_DIR, op)
+def case_inputs(op: str, name: str, cases_dir: str = CASES_DIR) -> Tuple[bytes, List[bytes]]:
+    directory = os.path.join(cases_dir, op)
     with open(os.path.join(directory, name + ".tflite"), "rb") as f:
         model = f.read()
     inputs, k = [], 0
@@ -65,9 +65,9 @@ def case_inputs(op: str, name: str) -> Tuple[bytes, List[bytes]]:
     return model, inputs
 
 
-def run_case(op: str, name: str, profile: str, arena_bytes: int):
+def run_case(op: str, name: str, profile: str, arena_bytes: int, cases_dir: str = CASES_DIR):
     """(outputs as hex strings, report lines, interpreter) of our run of a case."""
-    model, inputs = case_inputs(op, name)
+    model, inputs = case_inputs(op, name, cases_dir)
     it = MicroInterpreter(model, arena_size=arena_bytes, target=profile_target(profile),
                           recording=True, error_reporter=lambda m: None)
     it.allocate_tensors()
@@ -85,12 +85,13 @@ def run_case(op: str, name: str, profile: str, arena_bytes: int):
     return outputs, [line.rstrip("\r") for line in buf.getvalue().splitlines()], it
 
 
-def check_refused(op: str, name: str, profile: str, entry: dict, reason: str) -> None:
+def check_refused(op: str, name: str, profile: str, entry: dict, reason: str,
+                  cases_dir: str = CASES_DIR) -> None:
     """A case TFLM runs but whose outputs it leaves (partly) undefined: the emulator must
     refuse it with a KernelError whose message contains ``reason``."""
     assert entry["status"] == "ok", f"{name} on {profile}: TFLM status {entry['status']}"
     try:
-        run_case(op, name, profile, entry["arena_bytes"])
+        run_case(op, name, profile, entry["arena_bytes"], cases_dir)
     except KernelError as e:
         assert reason in str(e), f"{name} on {profile}: unexpected error {e}"
         return
@@ -98,17 +99,17 @@ def check_refused(op: str, name: str, profile: str, entry: dict, reason: str) ->
 
 
 def check_case(op: str, name: str, profile: str, entry: dict, check_lines: bool = True,
-               check_outputs: bool = True) -> None:
+               check_outputs: bool = True, cases_dir: str = CASES_DIR) -> None:
     """Assert our run of a recorded case matches the oracle's (``check_outputs=False``:
     status, report lines and minimum arena only)."""
     if entry["status"] != "ok":
         try:
-            run_case(op, name, profile, entry["arena_bytes"])
+            run_case(op, name, profile, entry["arena_bytes"], cases_dir)
         except MicroRuntimeError:
             return
         raise AssertionError(f"{name} on {profile}: TFLM fails ({entry['status']}: "
                              f"{entry.get('messages')}) but the emulator runs it")
-    outputs, lines, it = run_case(op, name, profile, entry["arena_bytes"])
+    outputs, lines, it = run_case(op, name, profile, entry["arena_bytes"], cases_dir)
     if check_outputs:
         assert outputs == entry["outputs_hex"], f"{name} on {profile}: outputs differ from TFLM's"
     if check_lines:

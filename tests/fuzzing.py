@@ -23,6 +23,8 @@ STRUCTURED_MUTATIONS = ("dims", "zero_dim_huge", "types", "buffer_index", "opera
 MUTATIONS = BYTE_MUTATIONS + STRUCTURED_MUTATIONS
 #: arena for fuzz runs: enough for every zoo model, small enough to bound memory
 FUZZ_ARENA_BYTES = 512 * 1024
+#: WHILE iterations a fuzz run's invoke allows (an invoke has no bound of its own, as TFLM)
+FUZZ_LOOPS = 10000
 
 
 def mutate(raw: bytes, rng: np.random.Generator, kind: Optional[str] = None) -> tuple:
@@ -266,13 +268,14 @@ def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
     try:
         if surface == "micro":
             it = MicroInterpreter(data, arena_size=FUZZ_ARENA_BYTES, target="host64",
-                                  error_reporter=lambda m: None)
+                                  error_reporter=lambda m: None, max_loop_iterations=FUZZ_LOOPS)
             it.allocate_tensors()
             it.invoke()
             result, message = "ok", ""
         elif surface == "api":
             from micro_runtime.api import Interpreter
             it = Interpreter.from_bytes(data, arena_size=FUZZ_ARENA_BYTES, error_reporter=lambda m: None)
+            it.micro_interpreter.max_loop_iterations = FUZZ_LOOPS
             it.invoke()
             details = it.get_tensor_details()
             outs = [it.get_output(i) for i in range(it.micro_interpreter.outputs_size)]
@@ -280,7 +283,7 @@ def run_one(data: bytes, kind: str = "", surface: str = "micro") -> Outcome:
         elif surface == "eval":
             # batched evaluation with its automatic arena sizes, on the CMSIS-NN default
             from micro_runtime.batched import Evaluator
-            ev = Evaluator(data, target="cortex-m4+cmsis-nn", batch=3)
+            ev = Evaluator(data, target="cortex-m4+cmsis-nn", batch=3, max_loop_iterations=FUZZ_LOOPS)
             rng = np.random.default_rng(len(data))
             inputs = []
             for spec in ev.input_specs:
@@ -322,3 +325,50 @@ def _run_cli(data: bytes, command: str) -> tuple:
         return "cli-error", err.getvalue().strip()[:200]
     finally:
         os.unlink(path)
+
+
+def loop_model(outer: Optional[int] = None, inner: Optional[int] = None) -> bytes:
+    """A WHILE over one int32 counter (the model input): the loop runs while the counter
+    is below ``outer`` (None: forever, its condition is EQUAL(i, i)), the body adds 1;
+    with ``inner`` the body also runs an inner WHILE of ``inner`` iterations (from 0),
+    so the model runs outer + outer x inner iterations in all on a zero input."""
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    m = b.subgraph("main")
+    i = m.add_tensor("i", (), "INT32")
+    o = m.add_tensor("o", (), "INT32")
+    m.add_operator("WHILE", [i], [o], cond_subgraph_index=1, body_subgraph_index=2)
+    m.inputs, m.outputs = [i], [o]
+
+    def counting(cond_index: int, limit: Optional[int]) -> None:
+        c = b.subgraph("cond")
+        x = c.add_tensor("x", (), "INT32")
+        flag = c.add_tensor("flag", (), "BOOL")
+        if limit is None:
+            c.add_operator("EQUAL", [x, x], [flag])
+        else:
+            n = c.add_tensor("n", (), "INT32", data=np.array(limit, np.int32))
+            c.add_operator("LESS", [x, n], [flag])
+        c.inputs, c.outputs = [x], [flag]
+
+    counting(1, outer)
+    g = b.subgraph("body")
+    x = g.add_tensor("x", (), "INT32")
+    one = g.add_tensor("one", (), "INT32", data=np.array(1, np.int32))
+    y = g.add_tensor("y", (), "INT32")
+    g.add_operator("ADD", [x, one], [y], fused_activation_function=0)
+    if inner is not None:
+        zero = g.add_tensor("zero", (), "INT32")
+        done = g.add_tensor("done", (), "INT32")
+        g.add_operator("SUB", [x, x], [zero], fused_activation_function=0)
+        g.add_operator("WHILE", [zero], [done], cond_subgraph_index=3, body_subgraph_index=4)
+    g.inputs, g.outputs = [x], [y]
+    if inner is not None:
+        counting(3, inner)
+        h = b.subgraph("inner body")
+        x = h.add_tensor("x", (), "INT32")
+        one = h.add_tensor("one", (), "INT32", data=np.array(1, np.int32))
+        y = h.add_tensor("y", (), "INT32")
+        h.add_operator("ADD", [x, one], [y], fused_activation_function=0)
+        h.inputs, h.outputs = [x], [y]
+    return b.build()

@@ -127,12 +127,22 @@ def compare_with_tflm(oracle, model: bytes, inputs: Sequence[np.ndarray], arena_
 
 
 README = os.path.join(os.path.dirname(HERE), "README.md")
+DOCS = os.path.join(os.path.dirname(HERE), "docs")
+
+
+def docs_text() -> str:
+    """README.md and every page of docs/, one after the other."""
+    parts = [open(README, encoding="utf-8").read()]
+    for name in sorted(os.listdir(DOCS)):
+        if name.endswith(".md"):
+            parts.append(open(os.path.join(DOCS, name), encoding="utf-8").read())
+    return "\n".join(parts)
 
 
 def readme_block(tag: str) -> str:
-    """The code block that follows ``<!-- test: TAG -->`` in README.md (README examples
-    are run by tests, so they stay true)."""
-    text = open(README, encoding="utf-8").read()
+    """The code block that follows ``<!-- test: TAG -->`` in README.md or a page of docs/
+    (their examples are run by tests, so they stay true)."""
+    text = docs_text()
     marker = f"<!-- test: {tag} -->"
     start = text.index(marker)
     start = text.index("\n", text.index("```", start)) + 1

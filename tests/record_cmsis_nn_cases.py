@@ -36,8 +36,9 @@ import importlib
 CASES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cmsis_nn_cases")
 
 
-def write_cases(op: str, count: int, seed: int, cases_module: str = "tests.cmsis_nn_op_cases") -> str:
-    directory = os.path.join(CASES_DIR, op)
+def write_cases(op: str, count: int, seed: int, cases_module: str = "tests.cmsis_nn_op_cases",
+                cases_dir: str = CASES_DIR) -> str:
+    directory = os.path.join(cases_dir, op)
     os.makedirs(directory, exist_ok=True)
     for old in os.listdir(directory):
         os.remove(os.path.join(directory, old))
@@ -70,17 +71,18 @@ def short_copy(directory: str):
     return short_dir, names
 
 
-def emulator_min_arena(op: str, name: str, profile: str):
+def emulator_min_arena(op: str, name: str, profile: str, cases_dir: str = CASES_DIR):
     """The emulator's minimum arena for a case (a hint the oracle verifies), or None."""
     from tests.cmsis_nn_case_check import run_case
     try:
-        _, _, it = run_case(op, name, profile, 1 << 22)
+        _, _, it = run_case(op, name, profile, 1 << 22, cases_dir)
         return it.min_arena_bytes()
     except Exception:        # any failure: no hint, the oracle searches from scratch
         return None
 
 
-def record_case(oracle, profile: str, short_dir: str, short: str, op: str, name: str) -> dict:
+def record_case(oracle, profile: str, short_dir: str, short: str, op: str, name: str,
+                cases_dir: str = CASES_DIR, outputs: bool = True) -> dict:
     """One case on one profile: a run in a generous arena, then the exact minimum arena
     (the oracle's binary search, which first tries the emulator's figure as a hint:
     accepted only when that arena works and one byte less does not)."""
@@ -94,16 +96,18 @@ def record_case(oracle, profile: str, short_dir: str, short: str, op: str, name:
     if r["status"] != "ok":
         entry["messages"] = r["messages"][-8:]
         return entry
-    hint = emulator_min_arena(op, name, profile)
+    if not outputs:
+        entry.pop("outputs_hex")
+    hint = emulator_min_arena(op, name, profile, cases_dir)
     entry["min_arena_bytes"] = oracle.min_arena(
         profile, model, spec, hints=[hint] if hint else [], known_ok=arena,
-        total_hint=oracle._total_bytes(r["report_lines"]))
+        total_hint=getattr(oracle, "_total_bytes", None) and oracle._total_bytes(r["report_lines"])
+        or oracle.core._total_bytes(r["report_lines"]))
     return entry
 
 
-def load_oracle(oracle_dir: str):
-    spec = importlib.util.spec_from_file_location("cortexm_oracle",
-                                                  os.path.join(oracle_dir, "cortexm_oracle.py"))
+def load_oracle(oracle_dir: str, filename: str = "cortexm_oracle.py"):
+    spec = importlib.util.spec_from_file_location(filename[:-3], os.path.join(oracle_dir, filename))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -32,7 +32,9 @@ CASES = [("micro_speech_quantized", 41), ("keyword_scrambled_8bit", 23), ("train
 
 @pytest.mark.parametrize("name, count", CASES)
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_workers_equal_per_sample_invokes(name, count, jobs):
+def test_workers_equal_per_sample_invokes(name, count, jobs, monkeypatch):
+    # as many workers as asked even on a small machine (they are capped by its processors)
+    monkeypatch.setattr("micro_runtime.workers.available_processors", lambda: 8)
     model = model_bytes(name)
     ev = Evaluator(model, target="host64", batch=4)
     inputs = random_samples(np.random.default_rng(jobs), ev.input_specs, count)
@@ -73,10 +75,12 @@ def test_short_runs_start_no_workers(monkeypatch):
     assert ev.jobs_used == 1 and calls == [4, 8, 12, 16, 20]
 
 
-def test_job_counts():
+def test_job_counts(monkeypatch):
     ev = Evaluator(model_bytes("hello_world_int8"), target="host64")
     assert ev.usable_jobs(1, 1000) == 1
     assert ev.usable_jobs(0, 10 ** 6) == available_processors()
+    assert ev.usable_jobs(10 ** 6, 10 ** 6) == available_processors()   # capped by the machine
+    monkeypatch.setattr("micro_runtime.workers.available_processors", lambda: 8)
     assert ev.usable_jobs(8, 5) == 2          # at least two samples per worker
     assert ev.usable_jobs(8, 3) == 1
     for bad in (-1, 1.5, True, "2"):

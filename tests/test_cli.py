@@ -93,13 +93,16 @@ def test_plan_ascii_and_svg(capsys, tmp_path):
     assert "head 55296 bytes" in lines[0] and "cortex-m4+cmsis-nn" in lines[0]
     assert any(re.match(r"^\s*\d+: [.0-9a-zA-Z*!]{80} \(\d+k\)$", l) for l in lines)
     root = ET.parse(svg).getroot()
-    legend = [e for e in root.iter() if e.get("class") == "legend"]
-    swatches = [e for g in legend for e in g.iter() if e.tag.endswith("rect")]
-    rects = [e for e in root.iter() if e.tag.endswith("rect")]
     code, out, _ = run(capsys, "plan", model_path("person_detect"), "--json")
     buffers = json.loads(out)["buffers"]
-    # one box per buffer + the background, one legend swatch per buffer
-    assert len(rects) - len(swatches) == len(buffers) + 1 and len(swatches) == len(buffers)
+    # one box per buffer, one legend swatch per producing operator type (docs/arena_terms.md)
+    boxes = [g for g in root.iter() if g.get("class") == "buffer"]
+    assert len(boxes) == len(buffers) and all(len([e for e in g if e.tag.endswith("rect")]) == 1 for g in boxes)
+    legend = [e for e in root.iter() if e.get("class") == "legend"]
+    swatches = [e for g in legend for e in g.iter() if e.tag.endswith("rect")]
+    kinds = {b["producer"].split(" ", 1)[1] if b["producer"].startswith("#") else b["producer"]
+             for b in buffers if b["kind"] == "tensor"} | {"scratch" for b in buffers if b["kind"] == "scratch"}
+    assert len(swatches) == len(kinds) + 1          # + "live at the head peak"
 
 
 def test_run_with_npy_files(capsys, tmp_path):

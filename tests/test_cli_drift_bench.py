@@ -103,7 +103,7 @@ def test_drift_with_given_inputs(capsys, tmp_path):
     (["--input", "{wrong_dtype}"], "expected dtype int8 but got float32"),
     (["--input", "{wrong_shape}"], "expected shape (1, 1)"),
     (["--input", "{missing}"], "cannot read input 0"),
-    (["--seeds", "0"], "--seeds must be >= 1"),
+    (["--seeds", "0"], "--seeds must be at least 1"),
 ])
 def test_drift_errors_are_one_line(capsys, tmp_path, args, message):
     np.save(tmp_path / "wrong_dtype.npy", np.zeros((1, 1), np.float32))
@@ -141,7 +141,9 @@ def test_bench_json_keys_profile_and_arena(capsys):
                                  "percent": pytest.approx(100, abs=0.01)}]
     size = measure_arena(model_path("ad01_int8"), "host64")
     assert data["arena"] == {"min_arena_bytes": size.min_arena_bytes, "head_bytes": size.head_bytes,
-                             "tail_bytes": size.tail_bytes}
+                             "tail_bytes": size.tail_bytes,
+                             "temporaries_gap_bytes": size.temporaries_gap_bytes,
+                             "alignment_gap_bytes": size.alignment_gap_bytes}
 
 
 def test_bench_with_the_float_delegate(capsys):
@@ -168,8 +170,8 @@ def test_bench_text(capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--num_runs", "0"], "num_runs must be an integer >= 1"),
-    (["--warmup_runs", "-1"], "warmup_runs must be an integer >= 0"),
+    (["--num_runs", "0"], "--num_runs must be a number of timed invokes (at least 1), not 0"),
+    (["--warmup_runs", "-1"], "--warmup_runs must be a number of untimed invokes (at least 0), not -1"),
 ])
 def test_bench_errors_are_one_line(capsys, args, message):
     code, out, err = cli(capsys, "bench", model_path("hello_world_int8"), *args)

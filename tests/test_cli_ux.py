@@ -91,7 +91,7 @@ def test_audit_with_the_micro_interpreter_has_no_report(capsys):
 def test_size_c_snippet(capsys, tmp_path):
     for interpreter in ("recording", "micro"):
         size = cli_json(capsys, "size", "bundled:person_detect", "--interpreter", interpreter)
-        code, out, _ = cli(capsys, "size", "bundled:person_detect", "--interpreter", interpreter, "--c")
+        code, out, _ = cli(capsys, "size", "bundled:person_detect", "--interpreter", interpreter, "--cpp")
         assert code == 0
         assert f"constexpr size_t kTensorArenaSize = {size['arena_bytes']};" in out
         assert "alignas(16) static uint8_t tensor_arena[kTensorArenaSize];" in out
@@ -168,7 +168,7 @@ def test_sweep_progress_only_on_a_terminal_and_never_with_json(capsys, monkeypat
 
 def test_empty_sweep_and_bad_jobs(capsys, tmp_path):
     one_line_error(*cli(capsys, "size", tmp_path))
-    one_line_error(*cli(capsys, "size", model_path("hello_world_int8"), model_path("ad01_int8"), "--jobs", 0))
+    one_line_error(*cli(capsys, "size", model_path("hello_world_int8"), model_path("ad01_int8"), "--jobs", -1))
 
 
 # ----------------------------------------------------------------------- run
@@ -177,11 +177,12 @@ def test_run_output_reports_the_real_path_and_refuses_a_directory(capsys, tmp_pa
     data = cli_json(capsys, "run", model_path("hello_world_float"), "--input", tmp_path / "x.npy",
                     "--output", tmp_path / "yy")
     (out,) = data["outputs"]
-    assert out["path"] == str(tmp_path / "yy.npy") and os.path.isfile(out["path"])
-    assert not os.path.exists(tmp_path / "yy")
+    # exactly the path given (docs/cli_rules.md): no suffix added
+    assert out["path"] == str(tmp_path / "yy") and os.path.isfile(out["path"])
+    assert not os.path.exists(tmp_path / "yy.npy")
     code, text, _ = cli(capsys, "run", model_path("hello_world_float"), "--input", tmp_path / "x.npy",
                         "--output", tmp_path / "zz")
-    assert code == 0 and text.rstrip().endswith(f"-> {tmp_path / 'zz.npy'}")
+    assert code == 0 and text.rstrip().endswith(f"-> {tmp_path / 'zz'}")
     (tmp_path / "outdir").mkdir()
     err = one_line_error(*cli(capsys, "run", model_path("hello_world_float"), "--input", tmp_path / "x.npy",
                               "--output", tmp_path / "outdir"))
@@ -312,8 +313,8 @@ def test_bundled_names_are_listed(capsys):
 @pytest.mark.parametrize("argv,words", [
     (["plan", "{m}", "--width", "0"], "--width must be at least 10"),
     (["optimize", "{m}", "-o", "{out}", "--budget", "-1"], "--budget must be a positive number"),
-    (["size", "{m}", "--target", "esp32"], "unknown target 'esp32'; known targets: "),
-    (["audit", "{m}", "--target", "esp32"], "unknown target"),
+    (["size", "{m}", "--target", "stm32"], "unknown target 'stm32'; known targets: "),
+    (["audit", "{m}", "--target", "stm32"], "unknown target"),
 ])
 def test_bad_option_values_are_one_line_with_status_1(capsys, tmp_path, argv, words):
     argv = [a.format(m=model_path("hello_world_int8"), out=tmp_path / "o.tflite") for a in argv]
@@ -334,10 +335,11 @@ def test_plan_svg_names_tensors_and_their_producers(capsys, tmp_path):
     svg = tmp_path / "plan.svg"
     data = cli_json(capsys, "plan", model_path("person_detect"), "--svg", svg)
     root = ET.parse(svg).getroot()
+    titles = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("title")]
     texts = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("text")]
-    for k, b in enumerate(data["buffers"], 1):
+    for k, b in enumerate(data["buffers"]):
         assert b["producer"]
-        line = next(t for t in texts if t.startswith(f"{k}  "))
+        line = next(t for t in titles if t.startswith(f"buffer {k}: "))
         assert b["name"] in line and f"(produced by {b['producer']})" in line
     assert any(b["producer"] == "model input" for b in data["buffers"])
     assert any(b["producer"].endswith("CONV_2D") for b in data["buffers"])
@@ -356,9 +358,9 @@ def test_truncated_model_says_so_and_gives_its_length(capsys, tmp_path):
 
 def test_readme_shows_the_snippet_the_command_prints(capsys):
     from tests.helpers import README
-    command = "$ micro-runtime size bundled:person_detect --c\n"
+    command = "$ micro-runtime size bundled:person_detect --cpp\n"
     text = open(README).read()
     shown = text[text.index(command) + len(command):]
     shown = shown[:shown.index("```")]
-    code, out, _ = cli(capsys, "size", "bundled:person_detect", "--c")
+    code, out, _ = cli(capsys, "size", "bundled:person_detect", "--cpp")
     assert code == 0 and out == shown

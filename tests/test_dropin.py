@@ -1,4 +1,4 @@
-"""The README's drop-in promise: a script written for the tflite-micro package runs
+"""The drop-in promise (docs/python-api.md): a script written for the tflite-micro package runs
 unchanged after swapping its import for ``import micro_runtime as runtime``, with the
 same stdout and the same stderr bytes (print_allocations' CR LF lines, TFLM's log line
 for an out-of-range output)."""
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.helpers import README, model_path, readme_block, run_python
+from tests.helpers import docs_text, model_path, readme_block, run_python
 
 pytestmark = pytest.mark.oracle
 
@@ -14,14 +14,14 @@ PACKAGE_IMPORT = re.compile(r"^from tflite_micro import runtime\b.*$", re.M)
 
 
 def swapped(script: str) -> str:
-    assert len(PACKAGE_IMPORT.findall(script)) == 1, "the README script imports the package once"
+    assert len(PACKAGE_IMPORT.findall(script)) == 1, "the drop-in script imports the package once"
     return PACKAGE_IMPORT.sub("import micro_runtime as runtime", script)
 
 
 def test_readme_shows_the_package_real_import():
     script = readme_block("dropin")
     assert "from tflite_micro import runtime" in script and "runtime.Interpreter" in script
-    assert "from tflite_micro.runtime import" not in open(README).read()   # that import does not exist
+    assert "from tflite_micro.runtime import" not in docs_text()   # that import does not exist
 
 
 @pytest.mark.parametrize("name", ["hello_world_int8", "person_detect", "kws_ref_model"])

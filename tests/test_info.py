@@ -125,4 +125,6 @@ def test_text_report_and_unmeasurable_arena(capsys, tmp_path):
     path.write_bytes(custom_op_model("NoSuchOp"))
     data = info_json(capsys, path)
     assert data["arena"] is None and "NoSuchOp" in data["arena_error"]
-    assert data["operators"] == [{"subgraph": 0, "index": 0, "op": "NoSuchOp", "output": "y", "macs": 0}]
+    assert data["operators"] == [{"subgraph": 0, "index": 0, "op": "NoSuchOp", "output": "y", "macs": 0,
+                                  "weights_bytes": 0, "output_bytes": 16, "persistent_bytes": None,
+                                  "scratch_bytes": None}]

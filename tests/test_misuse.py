@@ -97,8 +97,8 @@ def test_bad_arena_size_argument():
 
 
 def test_unknown_target():
-    with pytest.raises(InputError, match="unknown target 'esp32'"):
-        MicroInterpreter(model_path("hello_world_float"), target="esp32")
+    with pytest.raises(InputError, match="unknown target 'stm32'"):
+        MicroInterpreter(model_path("hello_world_float"), target="stm32")
 
 
 def test_retry_with_bigger_arena_reports_missing_bytes():

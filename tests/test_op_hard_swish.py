@@ -67,7 +67,7 @@ def _model(in_type="INT8", out_type=None, qin=(0.1, 0), qout=(0.1, 0), shape=(2,
 @pytest.mark.parametrize("kwargs, message", [
     (dict(in_type="INT16"), "Unsupported type"),
     (dict(out_type="FLOAT32", qout=None), "differ"),
-    (dict(qin=(20.0, 0), qout=(0.1, 0)), "exponent must be <= 0"),
+    (dict(qin=(20.0, 0), qout=(0.1, 0)), "output_multiplier_exponent <= 0 was not true"),
     (dict(in_type="FLOAT32", qin=None, qout=None, out_shape=(2, 2)), "does not match"),
 ])
 def test_hard_swish_rejects_bad_models(kwargs, message):

@@ -11,6 +11,7 @@ not declared and our kernels refuse them with a message; the test checks that TF
 still runs them (so the list stays true)."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, List, Tuple
 
@@ -190,9 +191,9 @@ def test_types_used_by_operators():
 
 
 def test_readme_type_table_matches_the_declarations():
-    """The README's table of ops and types names the declared data types."""
-    from tests.helpers import README
-    text = open(README, encoding="utf-8").read()
+    """The docs' table of ops and types names the declared data types."""
+    from tests.helpers import DOCS
+    text = open(os.path.join(DOCS, "operators.md"), encoding="utf-8").read()
     lines = text[text.index("| op | types | notes |"):].splitlines()[2:]
     rows = []
     for line in lines:
@@ -205,4 +206,4 @@ def test_readme_type_table_matches_the_declarations():
         named = set(re.findall(r"\b(?:u?int\d+|float32|bool)\b", types))
         for op in ops.split(","):
             declared = {c.data for c in registry[op.strip()].type_combos()}
-            assert named == declared, f"README: {op.strip()} {sorted(named)} vs declared {sorted(declared)}"
+            assert named == declared, f"docs/operators.md: {op.strip()} {sorted(named)} vs declared {sorted(declared)}"

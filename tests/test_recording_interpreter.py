@@ -10,7 +10,7 @@ import micro_runtime
 from micro_runtime import (InputError, MicroInterpreter, RecordedAllocationType, RecordingMicroInterpreter,
                            default_op_resolver)
 from recording import RecordingMicroAllocator
-from tests.helpers import README, model_bytes, model_path, readme_block, run_python
+from tests.helpers import docs_text, model_bytes, model_path, readme_block, run_python
 from tests.test_zoo import REFERENCE, REFERENCE32, ZOO
 
 #: the category names TFLM prints, per RecordedAllocationType (recording_micro_allocator.cc)
@@ -123,7 +123,7 @@ def print_allocations_bytes(source: str, model: str, ours: bool) -> bytes:
 
 @pytest.mark.oracle
 def test_readme_seed_example_prints_the_package_bytes():
-    """The seed's C++ example in Python (README): one invoke, then print_allocations,
+    """The seed's C++ example in Python (docs/python-api.md): one invoke, then print_allocations,
     gives the bytes the package writes for the same model and arena (CR LF included)."""
     example = readme_block("seed")
     assert "RecordingMicroInterpreter" in example and example.count(".invoke()") == 1
@@ -136,8 +136,8 @@ def test_readme_seed_example_prints_the_package_bytes():
         model_path("hello_world_int8"), False)
     assert ours == theirs
     assert theirs.count(b"\r\n") == len(theirs.splitlines()) == 8
-    # and the README shows exactly those lines
-    shown = open(README).read()
+    # and the docs show exactly those lines
+    shown = docs_text()
     for line in theirs.decode().splitlines():
         assert line in shown
 

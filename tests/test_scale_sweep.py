@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Tuple
 import numpy as np
 import pytest
 
+from micro_runtime import MicroRuntimeError
 from tests.helpers import TensorDef, run_ours, single_op_model
 
 pytestmark = pytest.mark.oracle
@@ -50,6 +51,22 @@ class Draw:
 
     def zp(self, io: str) -> int:
         return int(self.rng.integers(-128, 128)) if io == "INT8" else 0
+
+
+class ExtremeDraw(Draw):
+    """Scales over the whole float32 range a model can store: log-uniform from 1e-45
+    (the smallest denormal) to 1e30, one in four a fixed extreme (the smallest denormal,
+    the smallest normal, 1e-30, 1e30, 3.4e38); zero points as :class:`Draw`."""
+
+    EXTREMES = (1.4e-45, 1.1754944e-38, 1e-30, 1e30, 3.4e38)
+
+    def scale(self, lo: float, hi: float) -> float:
+        if self.rng.integers(4) == 0:
+            return float(np.float32(self.EXTREMES[int(self.rng.integers(len(self.EXTREMES)))]))
+        return float(np.float32(np.exp(self.rng.uniform(np.log(1.4e-45), np.log(1e30)))))
+
+    def io_scale(self, io: str) -> float:
+        return self.scale(0.0, 0.0)
 
 
 def unary(op: str, io: str = "INT8", out_q=None, **options):
@@ -184,19 +201,24 @@ CASES: Dict[str, Callable] = {
 }
 
 
-def sweep(oracle, name: str, sets: int, seed0: int = 0) -> Tuple[int, int, int, List[str]]:
-    """(scale sets compared, both rejected, output values compared, differences)."""
+def sweep(oracle, name: str, sets: int, seed0: int = 0, draw=Draw) -> Tuple[int, int, int, List[str]]:
+    """(scale sets compared, both rejected, output values compared, differences);
+    ``draw``: :class:`Draw` (usual scales) or :class:`ExtremeDraw`."""
     compared = rejected = values = 0
     problems: List[str] = []
     for k in range(sets):
         seed = seed0 * 100003 + k * 7919 + sum(map(ord, name))
-        model, runs = CASES[name](Draw(seed))
+        model, runs = CASES[name](draw(seed))
         theirs = oracle.run(model, runs[0], runs=runs)
         try:
             ours, _, _ = run_ours(model, None, runs=runs, recording=False)
             our_error = None
-        except Exception as e:  # noqa: BLE001 - compared with TFLM's acceptance below
+        except MicroRuntimeError as e:      # compared with TFLM's acceptance below
             ours, our_error = None, e
+        except Exception as e:  # noqa: BLE001 - a raw error is a difference of its own
+            ours, our_error = None, e
+            if len(problems) < 3:
+                problems.append(f"seed {seed}: raw {type(e).__name__}: {e}")
         if not theirs.ok or our_error is not None:
             if theirs.ok != (our_error is None) and len(problems) < 3:
                 problems.append(f"seed {seed}: TFLM ok={theirs.ok} ({theirs.error}), ours {our_error!r}")
@@ -217,3 +239,16 @@ def test_scale_sweep_matches_tflm(oracle, name):
     compared, rejected, values, problems = sweep(oracle, name, SCALE_SETS)
     assert not problems, f"{name}: " + "; ".join(problems)
     assert compared >= SCALE_SETS // 2, f"{name}: only {compared} of {SCALE_SETS} scale sets ran"
+
+
+EXTREME_SETS = int(os.environ.get("MICRO_RUNTIME_EXTREME_SCALE_SETS", "2"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_extreme_scales_match_tflm_or_both_refuse(oracle, name):
+    """Scales from 1e-45 (denormal) to 3.4e38 (:class:`ExtremeDraw`): multipliers far
+    below 2^-31 (flushed to zero by QuantizeMultiplier), far above 2^31 (left shifts of
+    32 and more, as the CPU evaluates them), infinite ones: outputs identical to TFLM's,
+    or both refuse. benchmarks/scale_sweep.py --extremes runs many sets per op."""
+    compared, rejected, values, problems = sweep(oracle, name, EXTREME_SETS, draw=ExtremeDraw)
+    assert not problems, f"{name}: " + "; ".join(problems)

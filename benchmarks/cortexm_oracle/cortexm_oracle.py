@@ -114,14 +114,30 @@ def run(profile: str, model_path: str, arena_bytes: int,
         return dict(status="timeout", report_lines=[], outputs_fnv1a=[],
                     outputs_hex=[], messages=[], returncode=None,
                     seconds=time.time() - t0)
-    out = proc.stdout.decode("latin-1").replace("\r", "").splitlines()
-    err = proc.stderr.decode("latin-1").replace("\r", "").splitlines()
-    report = [l for l in err if l.startswith(REPORT_PREFIX)]
-    messages = [l for l in err if l and not l.startswith(REPORT_PREFIX)]
+    result = parse_output(proc.stdout, proc.stderr, proc.returncode, want_hex)
+    result["seconds"] = round(time.time() - t0, 3)
+    return result
+
+
+def parse_output(stdout: bytes, stderr: bytes, returncode: int | None,
+                 want_hex: bool = True) -> dict:
+    """The result of one driver run from its output streams.
+
+    ORACLE lines are taken from both streams (a semihosting console may carry the
+    guest's stdout and stderr on one stream); report lines and TFLM's messages are
+    the other lines.  Returns dict(status, report_lines, outputs_fnv1a, outputs_hex,
+    messages, returncode) as run() documents.
+    """
+    out = stdout.decode("latin-1").replace("\r", "").splitlines()
+    err = stderr.decode("latin-1").replace("\r", "").splitlines()
+    lines = out + err
+    report = [l for l in lines if l.startswith(REPORT_PREFIX)]
+    messages = [l for l in lines
+                if l and not l.startswith(REPORT_PREFIX) and not l.startswith("ORACLE ")]
     fnv: list[str] = []
     hexes: list[str] = []
     status_line = ""
-    for line in out:
+    for line in lines:
         if line.startswith("ORACLE output "):
             fnv.append(re.search(r"fnv1a=([0-9a-f]{8})", line).group(1))
         elif line.startswith("ORACLE hex "):
@@ -143,12 +159,12 @@ def run(profile: str, model_path: str, arena_bytes: int,
         status = "error"
     else:
         status = "crash"
-        messages.append(f"no status line; returncode {proc.returncode}")
+        messages.append(f"no status line; returncode {returncode}")
     if status_line and status != "ok":
         messages.append(status_line)
     return dict(status=status, report_lines=report, outputs_fnv1a=fnv,
                 outputs_hex=hexes if want_hex else [], messages=messages,
-                returncode=proc.returncode, seconds=round(time.time() - t0, 3))
+                returncode=returncode)
 
 
 SEARCH_TIMEOUT_S = 30.0

@@ -83,7 +83,7 @@ class CmsisNnBatchMatMul(BatchMatMul):
         data = node.user_data
         if not (data.quantized and data.is_int16):
             return super().invoke(ctx, node)
-        x, y = node.input_arrays
+        x, y = node.input_arrays[:2]
         out = node.output_arrays[0]
         dtype = data.compute_dtype
         a = self._operand(x, data.adj_x, 0, dtype)

@@ -34,9 +34,9 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.base import register_variant
-from kernels.conv import (BIAS, FILTER, INPUT, OUTPUT, QUANTIZED_DIMENSION, Conv2D, OpData,
-                          check_weight_types, conv_accumulators, conv_geometry, filter_values,
-                          populate_conv_quantization, write_channels_first)
+from kernels.conv import (BIAS, FILTER, INPUT, OUTPUT, QUANTIZED_DIMENSION, BiasWidthParams, Conv2D,
+                          OpData, check_weight_types, conv_accumulators, conv_geometry,
+                          filter_values, populate_conv_quantization, write_channels_first)
 from kernels.internal.sample_rows import batch_axis_rows
 from kernels.internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name
 
@@ -49,23 +49,6 @@ from kernels.internal.quantization import wrap_int32
 class CmsisConvOpData(OpData):
     """TFLM's CMSIS-NN conv OpData (reference OpDataConv + buffer_idx) and host caches."""
     buffer_idx = -1
-
-
-class _BiasTypeParams:
-    """The node's conv params with the bias-width decision CMSIS-NN makes for int16:
-    int64 only with an int64 bias tensor."""
-
-    def __init__(self, params, int64: bool):
-        self._params = params
-        self._int64 = int64
-
-    def get(self, name, default=None):
-        if name == "quantized_bias_type":
-            return INT64 if self._int64 else INT32
-        return self._params.get(name, default)
-
-    def __getattr__(self, name):
-        return getattr(self._params, name)
 
 
 @register_variant("cmsis-nn")
@@ -196,7 +179,7 @@ class CmsisNNConv2D(Conv2D):
                              else filter_values(flt.type, flt.data, flt.shape))
         if inp.type != FLOAT32:
             try:
-                self._prepare_integer(ctx, data, _BiasTypeParams(params, bias_type == INT64),
+                self._prepare_integer(ctx, data, BiasWidthParams(params, bias_type == INT64),
                                       inp, bias_type)
             except (ValueError, OverflowError) as e:
                 raise ctx.error(str(e)) from None

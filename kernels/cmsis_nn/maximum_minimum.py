@@ -143,7 +143,7 @@ class _CmsisNnMaxMin:
         return walk_sample_rows(block)
 
     def invoke(self, ctx, node):
-        x1, x2 = node.input_arrays
+        x1, x2 = node.input_arrays[:2]
         if x1.dtype != np.int8:
             return super().invoke(ctx, node)
         out = node.output_arrays[0]

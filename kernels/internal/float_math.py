@@ -14,10 +14,14 @@ the target's ``libm`` field: the one place a kernel asks for them.
   multiply-adds. Measured under QEMU (mps3-an547) on 2^20 float32 inputs spread over
   all bit patterns: equal bit for bit, logf's invalid-operation NaN being Arm's
   0x7fc00000.
+* ``"rv32"`` (the ESP32 family and riscv32: picolibc's / newlib's fdlibm functions for
+  RV32 and RISC-V's NaN rule: every NaN an operation makes is the canonical 0x7fc00000).
 
 Arithmetic: glibc builds run x86 SSE (a NaN operand: the first one, quieted; an invalid
 operation: 0xffc00000); Cortex-M builds are -mfloat-abi=soft and call libgcc's ARM soft-float
 routines, whose NaN rules differ (:func:`.float_ops._arm_nan`); only NaN bit patterns differ.
+The hard-float Cortex-M55 profiles keep those rules for + - * / (the FPU's differ only for
+NaN operands); their fused multiply-adds follow the FPU's (:func:`.matmul.float32_fma`).
 
 sqrtf is IEEE (exact) in both; only the NaN of a negative argument differs (x86's default
 NaN 0xffc00000 against newlib's 0x7fc00000). RSQRT is ``1.f / sqrtf(x)``.
@@ -129,7 +133,33 @@ NEWLIB_HARD = FloatMath("newlib-hard", libm_float.expf, _expm1f_fused, _tanhf_fu
                         float_ops.arm_div_f32, float_ops.arm_row_sum, _exp64_glibc,
                         _dadd_ieee, commuted_add_mul=True)
 
-_LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB, "newlib-hard": NEWLIB_HARD}
+
+def _canonical_nan(function, double: bool = False):
+    """``function`` with every NaN result replaced by RISC-V's canonical quiet NaN
+    (0x7fc00000; 0x7ff8000000000000 in double)."""
+    dtype = np.float64 if double else np.float32
+
+    def wrapped(*args):
+        result = np.asarray(function(*args))
+        nan = np.isnan(result)
+        if nan.any():
+            result = np.where(nan, dtype(np.nan), result).astype(dtype, copy=False)
+        return result
+    wrapped.__name__ = getattr(function, "__name__", "function")
+    return wrapped
+
+
+#: RV32 builds (ESP-IDF's and TFLM's riscv32_generic, picolibc / newlib's fdlibm float
+#: functions, libgcc's RISC-V soft-float or the F extension): fdlibm's values, and every
+#: NaN an operation produces is the canonical quiet NaN (libgcc's RISC-V soft-fp keeps no
+#: NaN payload, as the F extension does not)
+RV32 = FloatMath("rv32", *(_canonical_nan(f) for f in (
+    newlib_float.expf, newlib_float.expm1f, newlib_float.tanhf, newlib_float.logf,
+    newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf, float_ops.add_f32,
+    float_ops.sub_f32, _mul_x86, _div_x86, float_ops.x86_row_sum)),
+    _canonical_nan(newlib_float.exp64, double=True), _canonical_nan(_dadd_ieee, double=True))
+
+_LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB, "newlib-hard": NEWLIB_HARD, "rv32": RV32}
 
 
 def math_for(target=None) -> FloatMath:
@@ -142,3 +172,10 @@ def math_for(target=None) -> FloatMath:
         from micro_runtime.errors import MicroRuntimeError
         raise MicroRuntimeError(f"unknown C library {name!r} for float functions "
                                 f"(known: {', '.join(sorted(_LIBRARIES))})") from None
+
+
+def c_expf(target=None):
+    """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
+    (host builds, the default) or newlib's (Cortex-M builds); shorthand for
+    ``math_for(target).expf``."""
+    return math_for(target).expf

@@ -266,19 +266,11 @@ def tanhf(x, fused: bool = False) -> np.ndarray:
     return z.reshape(shape)
 
 
-def c_expf(target=None):
-    """The ``expf`` of the C library ``target``'s build links (``Target.libm``): glibc's
-    (host builds, the default) or newlib's (Cortex-M builds); shorthand for
-    ``float_math.math_for(target).expf``."""
-    from .float_math import math_for
-    return math_for(target).expf
-
-
 # ------------------------------------------------------------ float activations
 def sigmoid_reference_float(x, exp=expf) -> np.ndarray:
     """reference_ops::Logistic for float32: 1 above 16.619047, exp(x) below -9,
     else 1 / (1 + exp(-x)) (float32 operations); ``exp``: the C library's expf
-    (:func:`c_expf`)."""
+    (:func:`.float_math.c_expf`)."""
     expf = exp
     x = np.asarray(x, dtype=_F32)
     with np.errstate(all="ignore"):

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from .quantization import checked_log2, round_half_away, wrap_int16, wrap_int32
+from .quantization import c_float_to_int32, checked_log2, round_half_away, wrap_int16, wrap_int32
 
 LUT_INT16_SIZE = 513
 _INT16_MIN, _INT16_MAX = -32768, 32767
@@ -123,7 +123,7 @@ def sigmoid_table_input_multiplier(input_scale: float, power_of_two_shifts) -> T
     while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
         left_shift += 1
         multiplier *= 2.0
-    return int(multiplier), left_shift
+    return c_float_to_int32(multiplier), left_shift     # C's int32 conversion (huge: UB)
 
 
 def _table_input(x: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:

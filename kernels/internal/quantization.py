@@ -44,11 +44,115 @@ def round_half_away_scalar(x: float) -> float:
     return float(t + (math.copysign(1.0, x) if abs(x - t) >= 0.5 else 0.0))
 
 
+class TfliteCheckError(ValueError):
+    """A requantisation parameter TFLM refuses or aborts on (one of its TFLITE_CHECKs /
+    TF_LITE_ENSUREs fails, or its C is undefined and not emulated for the CPU): the
+    interpreter reports it as a KernelError of the operator, in these words."""
+
+
+def ieee_div(a, b) -> float:
+    """``a / b`` in C double arithmetic: a zero divisor gives inf or nan, not an error."""
+    with np.errstate(all="ignore"):
+        return float(np.float64(a) / np.float64(b))
+
+
+# ------------------------------------------------------------- C semantics per CPU
+#: How the CPU a TFLM build runs on evaluates what C leaves undefined in the requantisation
+#: routines at extreme scales (a multiplier of 2^31 or more gives a left shift of 32 or
+#: more; an infinite one reaches a double -> int64 cast):
+#:
+#: * ``"x86"`` (host builds: the tflite-micro package, mcu32): ``1 << s`` for an int
+#:   shifts by ``s & 31`` (SHL masks the count); the cast of inf / nan gives INT64_MIN;
+#: * ``"arm"`` (Cortex-M builds): ``x << s`` by a register uses the count's low byte and
+#:   gives 0 from 32 on; the cast (``__aeabi_d2lz``) saturates: +inf -> INT64_MAX (then
+#:   QuantizeMultiplier's TFLITE_CHECK aborts), -inf -> INT64_MIN, nan -> 0.
+#:
+#: The interpreter sets the CPU of its target around prepare and invoke
+#: (:func:`c_semantics`); :func:`current_cpu` reads it (thread-local, "x86" by default).
+CPUS = ("x86", "arm")
+_CPU = threading.local()
+
+
+def current_cpu() -> str:
+    """The CPU whose C semantics the requantisation helpers follow (see :data:`CPUS`)."""
+    return getattr(_CPU, "name", "x86")
+
+
+class c_semantics:
+    """``with c_semantics("arm"):`` the helpers follow that CPU (re-entrant, thread-local)."""
+
+    def __init__(self, cpu: str):
+        if cpu not in CPUS:
+            raise ValueError(f"unknown CPU {cpu!r}")
+        self.cpu = cpu
+
+    def __enter__(self):
+        self._saved = getattr(_CPU, "name", None)
+        _CPU.name = self.cpu
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved is None:
+            del _CPU.name
+        else:
+            _CPU.name = self._saved
+        return False
+
+
+def c_shift_factor(shift: ArrayLike) -> np.ndarray:
+    """``1 << shift`` as TFLM's ``x * (1 << left_shift)`` evaluates it on the current CPU,
+    for shifts >= 0, as the int32 value it has (2^31 wraps to -2^31): the caller
+    multiplies and wraps to int32. Shifts of 32 or more are undefined in C: x86 masks
+    them to ``shift & 31``, Arm gives 0 (counts up to 255; the low byte beyond)."""
+    s = np.asarray(shift, dtype=np.int64)
+    if current_cpu() == "x86":
+        eff = s & 31
+        return wrap_int32(np.int64(1) << eff)
+    low = s & 0xFF
+    return np.where(low >= 32, 0, wrap_int32(np.int64(1) << np.minimum(low, 31)))
+
+
+def c_float_to_int32(value) -> int:
+    """The C conversion ``static_cast<int32_t>(value)`` of a float or double on the
+    current CPU (truncation toward zero): a value outside the int32 range, inf or nan is
+    undefined in C; x86 (CVTTSS2SI) gives INT32_MIN, Arm (VCVT) saturates (nan: 0)."""
+    v = float(value)
+    if math.isnan(v):
+        return INT32_MIN if current_cpu() == "x86" else 0
+    if -2147483648.0 <= v < 2147483648.0:
+        return int(math.trunc(v))
+    if current_cpu() == "x86":
+        return INT32_MIN
+    return INT32_MAX if v > 0 else INT32_MIN
+
+
+def _c_double_to_int64(value: float) -> int:
+    """The C cast ``static_cast<int64_t>(value)`` of a non-finite double on the current
+    CPU (see :data:`CPUS`)."""
+    if current_cpu() == "x86" or math.isinf(value) and value < 0:
+        return -(1 << 63)
+    return (1 << 63) - 1 if value > 0 else 0
+
+
 def quantize_multiplier(real_multiplier: float) -> Tuple[int, int]:
     """TFLM's QuantizeMultiplier: significand in [2^30, 2^31) and a power-of-two shift
-    (positive = left shift) with real_multiplier ~= significand * 2^(shift - 31)."""
+    (positive = left shift) with real_multiplier ~= significand * 2^(shift - 31).
+
+    At the extremes it does what TFLM's does: a multiplier below about 2^-31 (shift <
+    -31) becomes (0, 0); a significand that rounds to 2^31 becomes 2^30 with the shift
+    one higher; huge multipliers keep their shift (far above 31; see
+    :func:`c_shift_factor`); a negative one gives a negative significand; an infinite or
+    nan one follows the C cast of the current CPU (x86: (0, 0); Arm: +inf fails TFLM's
+    check ``q_fixed <= 2^31`` and aborts, raised here as a ValueError)."""
+    real_multiplier = float(real_multiplier)
     if real_multiplier == 0.0:
         return 0, 0
+    if not math.isfinite(real_multiplier):
+        q_fixed = _c_double_to_int64(real_multiplier)   # frexp leaves the exponent 0
+        if q_fixed > (1 << 31):
+            raise TfliteCheckError(f"QuantizeMultiplier({real_multiplier}): TFLM's check "
+                             "q_fixed <= (1LL << 31) fails (the build aborts)")
+        return wrap_int32(q_fixed), 0
     q, shift = math.frexp(real_multiplier)
     q_fixed = int(round_half_away_scalar(q * float(1 << 31)))
     if q_fixed > (1 << 31):
@@ -70,7 +174,9 @@ def quantize_multiplier_array(real_multipliers: np.ndarray) -> Tuple[np.ndarray,
     significant bits and lies below 2^31, so trunc and the fraction are exact)."""
     real = np.asarray(real_multipliers, dtype=np.float64).ravel()
     if not np.all(np.isfinite(real)):
-        raise ValueError(f"quantize_multiplier: non-finite multiplier {real[~np.isfinite(real)][0]}")
+        pairs = [quantize_multiplier(float(v)) for v in real]
+        return (np.array([p[0] for p in pairs], dtype=np.int32),
+                np.array([p[1] for p in pairs], dtype=np.int32))
     q, shift = np.frexp(real)
     scaled = q * float(1 << 31)
     whole = np.trunc(scaled)
@@ -88,17 +194,19 @@ def quantize_multiplier_array(real_multipliers: np.ndarray) -> Tuple[np.ndarray,
 def quantize_multiplier_smaller_than_one_exp(real_multiplier: float) -> Tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp: requires 0 < m < 1; shift <= 0."""
     if not 0.0 < real_multiplier < 1.0:
-        raise ValueError(f"multiplier {real_multiplier} must be in (0, 1)")
+        raise TfliteCheckError(f"multiplier {real_multiplier} must be in (0, 1) (TFLM's "
+                               "QuantizeMultiplierSmallerThanOneExp check fails: it aborts)")
     return quantize_multiplier(real_multiplier)
 
 
 def quantize_multiplier_greater_than_one(real_multiplier: float) -> Tuple[int, int]:
     """QuantizeMultiplierGreaterThanOne: requires m > 1; shift >= 0."""
     if not real_multiplier > 1.0:
-        raise ValueError(f"multiplier {real_multiplier} must be > 1")
+        raise TfliteCheckError(f"multiplier {real_multiplier} must be > 1 (TFLM's "
+                               "QuantizeMultiplierGreaterThanOne check fails: it aborts)")
     m, s = quantize_multiplier(real_multiplier)
     if s < 0:
-        raise ValueError(f"multiplier {real_multiplier}: negative shift")
+        raise TfliteCheckError(f"multiplier {real_multiplier}: negative shift")
     return m, s
 
 
@@ -124,16 +232,42 @@ def saturating_rounding_doubling_high_mul(a: ArrayLike, b: ArrayLike) -> np.ndar
 
 
 def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
-    """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero."""
+    """gemmlowp RoundingDivideByPOT: x / 2^exponent rounded half away from zero (int32
+    x, exponent 0..31; beyond 31, which gemmlowp only asserts against, as the CPU
+    computes it: :func:`_c_rounding_divide_by_pot`)."""
     if type(x) is int and type(exponent) is int:
+        if exponent > 31:
+            return int(_c_rounding_divide_by_pot(np.int64(x), np.int64(exponent)))
         mask = (1 << exponent) - 1
         return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
     x = np.asarray(x, dtype=np.int64)
     exponent = np.asarray(exponent, dtype=np.int64)
+    if np.any(exponent > 31):
+        return _c_rounding_divide_by_pot(x, exponent)
     mask = (np.int64(1) << exponent) - 1
     remainder = x & mask
     threshold = (mask >> 1) + (x < 0)
     return (x >> exponent) + (remainder > threshold)
+
+
+def _c_rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """RoundingDivideByPOT on int32 ``x`` with exponents that may exceed 31, as the C
+    code runs: the mask ``(1ll << e) - 1`` truncated to int32 (-1 from 32 on), the int32
+    shift ``x >> e`` by the CPU's rule (x86: by e & 31; Arm: by the count's low byte,
+    all sign bits from 32 on)."""
+    x = np.asarray(x, dtype=np.int64)
+    e = np.asarray(exponent, dtype=np.int64)
+    mask = wrap_int32((np.int64(1) << np.minimum(e & 63, 62)) - 1) if current_cpu() == "x86" else \
+        wrap_int32((np.int64(1) << np.minimum(e, 62)) - 1)
+    mask = np.where(e >= 32, -1, mask)
+    if current_cpu() == "x86":
+        shifted = x >> (e & 31)
+    else:
+        low = e & 0xFF
+        shifted = np.where(low >= 32, x >> 31, x >> np.minimum(low, 31))
+    remainder = wrap_int32(x & mask)
+    threshold = (mask >> 1) + (x < 0)
+    return shifted + (remainder > threshold)
 
 
 def _is_scalar(value) -> bool:
@@ -158,9 +292,13 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
         m, s = int(multiplier), int(shift)
         if m < 0:
             return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
+        if s < -31:
+            return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
         if s < 0 and m > 0:
             return _scaled_down_int32(x, m, -s)
-        if s > 0:
+        if s > 30:                      # x * (1 << s) as the CPU evaluates it
+            x = wrap_int32(x * int(c_shift_factor(s)))
+        elif s > 0:
             x = wrap_int32(x << s)
         q = (x * m + (1 << 30)) >> 31
         if s < 0:
@@ -168,9 +306,11 @@ def multiply_by_quantized_multiplier(x: ArrayLike, multiplier: ArrayLike, shift:
         return q
     m = np.asarray(multiplier, dtype=np.int64)
     s = np.asarray(shift, dtype=np.int64)
-    if (m < 0).any():
+    if (m < 0).any() or (s < -31).any():
         return _multiply_by_quantized_multiplier_generic(x, multiplier, shift)
-    if (s > 0).any():
+    if (s > 30).any():
+        x = wrap_int32(x * c_shift_factor(np.maximum(s, 0)))
+    elif (s > 0).any():
         x = wrap_int32(x << np.maximum(s, 0))
     q = (x * m + (1 << 30)) >> 31
     e = np.maximum(-s, 0)
@@ -206,7 +346,7 @@ def _multiply_by_quantized_multiplier_generic(x: ArrayLike, multiplier: ArrayLik
     left = np.maximum(shift, 0)
     right = np.maximum(-shift, 0)
     if np.any(left):
-        x = wrap_int32(x << left)
+        x = wrap_int32(x * c_shift_factor(left))
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
 
 
@@ -218,6 +358,16 @@ def multiply_by_quantized_multiplier_64(x: ArrayLike, multiplier: ArrayLike, shi
     shift = np.asarray(shift, dtype=np.int64)
     reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
     total_shift = 15 - shift
+    if np.any(total_shift < 1) or np.any(total_shift > 63):
+        # shift counts outside 0..63 are undefined in C; x86 masks them to 6 bits
+        if current_cpu() != "x86":
+            raise TfliteCheckError(f"a requantisation shift of {int(np.max(shift))} makes TFLM's "
+                             "64-bit MultiplyByQuantizedMultiplier shift by a count outside "
+                             "0..63 (undefined in C; not emulated for this CPU)")
+        with np.errstate(over="ignore"):
+            product = x * reduced                       # wraps as the C int64 product does
+        result = (product + (np.int64(1) << ((total_shift - 1) & 63))) >> (total_shift & 63)
+        return wrap_int32(result)
     result = (x * reduced + (np.int64(1) << (total_shift - 1))) >> total_shift
     return wrap_int32(result)
 
@@ -229,7 +379,7 @@ def multiply_by_quantized_multiplier_smaller_than_one_exp(x: ArrayLike, multipli
 
 def multiply_by_quantized_multiplier_greater_than_one(x: ArrayLike, multiplier: int, left_shift: int) -> np.ndarray:
     """MultiplyByQuantizedMultiplierGreaterThanOne (left_shift >= 0)."""
-    x = wrap_int32(np.asarray(x, dtype=np.int64) << left_shift)
+    x = wrap_int32(np.asarray(x, dtype=np.int64) * c_shift_factor(left_shift))
     return saturating_rounding_doubling_high_mul(x, multiplier)
 
 
@@ -239,10 +389,12 @@ _TYPE_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)
 
 def _quantize_float(value: float, scale: float, zero_point: int) -> int:
     """TFLM's kernel_util Quantize: round(f / scale) in float32, then + zero point."""
-    tmp = np.float32(value) / np.float32(scale)
-    tmp = round_half_away(np.asarray(tmp, dtype=np.float32))
+    with np.errstate(all="ignore"):
+        tmp = np.float32(value) / np.float32(scale)
+        tmp = round_half_away(np.asarray(tmp, dtype=np.float32))
     if not (np.float32(INT32_MIN) <= tmp <= np.float32(INT32_MAX)):
-        raise ValueError("activation bound does not fit int32 after quantization")
+        raise TfliteCheckError(f"the activation bound {value} / scale {scale} does not fit int32 "
+                               "(TFLM: no_integer_overflow_from_quantization was not true)")
     return int(zero_point) + int(tmp)
 
 
@@ -292,16 +444,20 @@ def quantized_convolution_multiplier(input_scale: float, filter_scale: float, ou
     float first; the float32 product gives a multiplier a few units off in the last
     places, enough to move outputs by one step on accumulators near a rounding
     boundary (issue 17)."""
-    if bias_scale is not None:
-        product64 = float(np.float64(input_scale) * np.float64(filter_scale))
-        diff = abs(product64 - float(bias_scale))
-        if not diff / float(output_scale) <= 0.02:
-            raise ValueError(f"bias scale {bias_scale} does not match input_scale * filter_scale "
-                             f"({product64}) within 2% of the output scale")
-    product = float(np.float32(input_scale)) * float(np.float32(filter_scale))
-    if not product >= 0:
-        raise ValueError("input_scale * filter_scale must be >= 0")
-    return product / float(np.float32(output_scale))
+    with np.errstate(all="ignore"):     # C double arithmetic: x / 0 is inf or nan
+        if bias_scale is not None:
+            product64 = np.float64(input_scale) * np.float64(filter_scale)
+            diff = abs(product64 - np.float64(bias_scale))
+            if not diff / np.float64(output_scale) <= 0.02:
+                raise ValueError(
+                    f"bias scale {bias_scale} does not match input_scale * filter_scale "
+                    f"({float(product64)}) within 2% of the output scale {output_scale} (TFLM: "
+                    "scale_diff / output_scale <= 0.02 was not true)")
+        product = np.float64(np.float32(input_scale)) * np.float64(np.float32(filter_scale))
+        if not product >= 0:
+            raise ValueError(f"input_scale * filter_scale is {float(product)} (TFLM: "
+                             "input_product_scale >= 0 was not true)")
+        return float(product / np.float64(np.float32(output_scale)))
 
 
 _WORK = threading.local()
@@ -364,11 +520,21 @@ class ChannelRequantizer:
                  acc_bound=None):
         self.float64 = None
         self.runtime_bound = None
+        self._fused = {}
         m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
         shift = np.asarray(shift, dtype=np.int64).reshape(-1)
-        if np.any(m < 0):
-            raise ValueError("ChannelRequantizer needs non-negative multipliers")
         col = (-1, 1)
+        #: multipliers outside QuantizeMultiplier's usual range (negative, from a negative
+        #: scale; or a left shift of 31 or more, from huge scales): the plain composition
+        #: of TFLM's routine with the CPU's C semantics (:func:`c_shift_factor`)
+        self.reference = None
+        if np.any(m < 0) or np.any(shift > 30) or (int64_accum and np.any(15 - shift < 1)):
+            self.reference = (m.reshape(col), shift.reshape(col))
+            self.bias = None if bias is None else np.asarray(bias, dtype=np.int64).reshape(col)
+            self.act_min, self.act_max = int(act_min), int(act_max)
+            self.int64_accum = bool(int64_accum)
+            self.offset = int(output_offset)
+            return
         self.bias = None if bias is None else np.asarray(bias, dtype=np.int64).reshape(col)
         self.act_min, self.act_max = int(act_min), int(act_max)
         self.int64_accum = bool(int64_accum)
@@ -548,6 +714,18 @@ class ChannelRequantizer:
         the next call."""
         acc = np.asarray(acc)
         channels = acc.shape[0]
+        if self.reference is not None:
+            m, s = self.reference
+            x = np.array(acc, dtype=np.int64).reshape(channels, -1)
+            if self.bias is not None:
+                x += self.bias
+            if self.int64_accum:
+                p = multiply_by_quantized_multiplier_64(x, m, s)
+            else:
+                p = multiply_by_quantized_multiplier(wrap_int32(x), m, s)
+            p = p + self.offset
+            clip_into(p, self.act_min, self.act_max, out=p)
+            return p
         if self.float64 is not None and not self.int64_accum and self.covers(acc):
             k, c, d, threshold, any_fix, threshold32 = self.float64
             x = acc.reshape(channels, -1)
@@ -898,12 +1076,27 @@ def get_reciprocal(x: ArrayLike, x_integer_digits: int) -> Tuple[np.ndarray, np.
     return one_over_one_plus_x_for_x_in_0_1(shifted_minus_one), num_bits_over_unit
 
 
+def c_shl64(value: int, count: int) -> int:
+    """``(int64_t)value << count`` as the CPU computes it: x86 shifts by count & 63 and
+    keeps the low 64 bits; elsewhere a count outside 0..63 is refused (undefined in C,
+    not emulated)."""
+    count = int(count)
+    if not 0 <= count <= 63:
+        if current_cpu() != "x86":
+            raise TfliteCheckError(f"a 64-bit shift by {count} is undefined in C (not emulated for "
+                             "this CPU)")
+        count &= 63
+    v = (int(value) << count) & ((1 << 64) - 1)
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
 def calculate_input_radius(input_integer_bits: int, input_left_shift: int,
                            total_signed_bits: int = 31) -> int:
-    """TFLM's CalculateInputRadius: the largest |input| whose rescaled value fits."""
-    value = (float((1 << input_integer_bits) - 1) * float(1 << (total_signed_bits - input_integer_bits))
-             / float(1 << input_left_shift))
-    return int(math.floor(value))
+    """TFLM's CalculateInputRadius: the largest |input| whose rescaled value fits (in
+    double, the 64-bit shifts and the final int conversion as C runs them)."""
+    value = (float((1 << input_integer_bits) - 1) * float(c_shl64(1, total_signed_bits - input_integer_bits))
+             / float(c_shl64(1, input_left_shift)))
+    return c_float_to_int32(math.floor(value))
 
 
 # --------------------------------------------- gemmlowp primitives on int16 raw values
@@ -936,19 +1129,20 @@ def checked_log2(x: float) -> Tuple[bool, int]:
     """TFLM's CheckedLog2 (float32 arithmetic): (whether x is within 1e-3 of a power of
     two in log2 terms, the rounded log2)."""
     f = np.float32
-    log2 = f(np.log(np.float64(f(x)))) * (f(1.0) / f(np.log(np.float64(f(2.0)))))
-    rounded = f(round_half_away_scalar(float(log2)))
-    return bool(abs(f(log2 - rounded)) < f(1e-3)), int(rounded)
+    with np.errstate(all="ignore"):     # log of 0, a negative or nan scale: C gives -inf / nan
+        log2 = f(np.log(np.float64(f(x)))) * (f(1.0) / f(np.log(np.float64(f(2.0)))))
+        rounded = f(round_half_away(np.asarray(log2, dtype=np.float32)))
+        fraction = abs(f(log2 - rounded))
+    return bool(fraction < f(1e-3)), c_float_to_int32(rounded)
 
 
 def fixed_point_input_rescale(input_scale: float, input_integer_bits: int) -> Tuple[int, int, int]:
     """The int8 LOGISTIC / TANH input rescale to Q(integer_bits): (multiplier, left
     shift, input range radius) from frexp(scale * 2^(31 - integer_bits)), as TFLM."""
     real = float(np.float32(input_scale)) * float(1 << (31 - input_integer_bits))
-    q, shift = math.frexp(real)
-    if real <= 0.0 or shift < 0:
-        raise ValueError(f"input scale {input_scale} is out of range for the fixed-point kernel")
-    multiplier = int(round_half_away_scalar(q * float(1 << 31)))
+    q, shift = math.frexp(real)                 # inf / nan: (inf / nan, 0), as glibc
+    scaled = q * float(1 << 31)
+    multiplier = c_float_to_int32(round_half_away_scalar(scaled) if math.isfinite(scaled) else scaled)
     return multiplier, shift, calculate_input_radius(input_integer_bits, shift, 31)
 
 

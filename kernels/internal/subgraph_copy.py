@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .tensor_utils import copy_flat, data_address, type_name
+from .tensor_utils import data_address, type_name
 
 
 def check_index(ctx, node, name: str) -> int:
@@ -40,12 +40,15 @@ def copy_tensor(ctx, dst, src, what: str) -> None:
     a, b = dst.data, src.data
     if a is None or b is None:
         raise ctx.error(f"{what}: a tensor has no memory")
-    if data_address(a) == data_address(b):
+    if dst.address is not None and src.address is not None:
+        if dst.address == src.address:          # the same arena bytes (TFLM: same pointer)
+            return
+    elif data_address(a) == data_address(b):
         return
     if not a.flags.writeable:
         raise ctx.error(f"{what}: the destination is a constant tensor (TFLM would write into "
                         "the model)")
-    copy_flat(a, b)
+    a.reshape(-1)[...] = b.reshape(-1)          # same type and byte size: a memcpy
 
 
 def _node_tensors(ctx, indices: Sequence[int], kind: str):

@@ -7,41 +7,30 @@ DEQUANTIZE op's (``scale * (q - zero_point)`` in double, stored as float32).
 """
 from __future__ import annotations
 
-import os
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..errors import InputError
-
-#: first bytes of every .npy file (numpy's format specification)
-NPY_MAGIC = b"\x93NUMPY"
+from ..files import NPY_MAGIC  # noqa: F401 - re-exported
 
 
-def load_npy(path: str, what: str = "input") -> np.ndarray:
-    """The array stored in the .npy file ``path``; :class:`InputError` (naming ``what``
-    and the path) for a missing, unreadable, non-.npy or pickled file."""
-    if os.path.isdir(path):
-        raise InputError(f"cannot read {what} from {path}: it is a directory, not a .npy file")
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(NPY_MAGIC))
-    except OSError as e:
-        raise InputError(f"cannot read {what} from {path}: {e.strerror or e}") from None
-    if head != NPY_MAGIC:
-        shown = head.decode("ascii", "replace") if head else "nothing (empty file)"
-        raise InputError(f"cannot read {what} from {path}: not a .npy file (it starts with "
-                         f"{shown!r}, a .npy file with the bytes \\x93NUMPY); write arrays "
-                         "with numpy.save")
-    try:
-        value = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        if "pickle" in str(e):
-            raise InputError(f"cannot read {what} from {path}: it holds Python objects "
-                             "(a pickled array), not numbers; save a numeric array") from None
-        raise InputError(f"cannot read {what} from {path}: damaged .npy file ({e})") from None
-    if not isinstance(value, np.ndarray):
-        raise InputError(f"cannot read {what} from {path}: expected one array")
-    return value
+def load_npy(path: str, what: str = "input", limit: Optional[int] = None) -> np.ndarray:
+    """The array stored in the .npy file ``path`` (:func:`micro_runtime.files.read_npy`):
+    :class:`InputError` (naming ``what`` and the path) for a missing, non-regular,
+    unreadable, non-.npy, pickled or damaged file, or one over ``limit`` bytes."""
+    from ..files import read_npy
+    return read_npy(path, what, limit)
+
+
+def sample_file_limit(spec, samples: int = 1) -> int:
+    """The most bytes an input file for ``samples`` samples of tensor ``spec`` may hold:
+    8 bytes (a float64 real value) per element, plus the largest .npy header."""
+    from ..files import MAX_NPY_HEADER_BYTES
+    count = 1
+    for d in spec.shape:
+        count *= max(int(d), 1)
+    return 8 * count * max(int(samples), 1) + MAX_NPY_HEADER_BYTES + 16
 
 
 def _affine(spec, what: str):
@@ -77,6 +66,38 @@ def quantize_input(value: np.ndarray, spec, what: str = "input") -> np.ndarray:
     return affine_quantize(value.astype(np.float32), scale, zero_point, spec.dtype).astype(spec.dtype)
 
 
+def load_samples(paths: Sequence[str], specs, quantize: bool = False,
+                 option: str = "--input") -> Tuple[List[np.ndarray], bool]:
+    """One ``(n, *shape)`` array per model input from the ``.npy`` files ``paths``
+    (shapes by the rule of :mod:`micro_runtime.samples`), and whether any file held a
+    batch. ``quantize``: the files hold real values, quantized with each input's scale
+    and zero point (:func:`quantize_input`); otherwise the dtype must be the input's own
+    (a float file for an integer input says ``--quantize`` exists)."""
+    from ..samples import as_samples
+    if len(paths) != len(specs):
+        raise InputError(f"the model has {len(specs)} input(s); got {len(paths)} {option} file(s)")
+    out, batched = [], False
+    for k, (path, spec) in enumerate(zip(paths, specs)):
+        value = load_npy(path, f"input {k}")
+        if quantize:
+            value = quantize_input(value, spec, f"input {k}")
+        elif value.dtype != spec.dtype:
+            hint = ""
+            if np.issubdtype(value.dtype, np.floating) and spec.quantization is not None \
+                    and np.issubdtype(spec.dtype, np.integer):
+                hint = ("; these look like real values: --quantize quantizes them with the input's "
+                        "scale and zero point")
+            raise InputError(f"input {k} ({path}): expected dtype {spec.dtype} but got {value.dtype} "
+                             f"(values are not cast){hint}")
+        samples, was_batch = as_samples(value, spec.shape, f"input {k} ({path})")
+        batched = batched or was_batch
+        out.append(samples)
+    counts = sorted({x.shape[0] for x in out})
+    if len(counts) > 1:
+        raise InputError(f"the input files hold different numbers of samples: {counts}")
+    return out, batched
+
+
 def dequantize_output(value: np.ndarray, spec) -> np.ndarray:
     """An output in real units (float32): ``scale * (q - zero_point)``; float outputs and
     unquantized integer outputs are returned as they are."""
@@ -87,4 +108,5 @@ def dequantize_output(value: np.ndarray, spec) -> np.ndarray:
     return (scale * (value.astype(np.float64) - zero_point)).astype(np.float32)
 
 
-__all__ = ["load_npy", "quantize_input", "dequantize_output", "NPY_MAGIC"]
+__all__ = ["load_npy", "load_samples", "sample_file_limit", "quantize_input", "dequantize_output",
+           "NPY_MAGIC"]

@@ -49,7 +49,8 @@ class BenchReport:
     invoke_ms: Dict[str, float]               #: min, mean, median, max, std
     operators: List[dict] = field(default_factory=list)   #: node, op, name, mean_ms, percent, cdf_percent
     op_types: List[dict] = field(default_factory=list)    #: op, count, mean_ms, percent
-    arena: Dict[str, int] = field(default_factory=dict)   #: min_arena_bytes, head_bytes, tail_bytes
+    #: min_arena_bytes = head_bytes + tail_bytes + temporaries_gap_bytes + alignment_gap_bytes
+    arena: Dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -61,19 +62,21 @@ def _ms(seconds: float) -> float:
 
 def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, delegate: str = "none",
                   target: str = DEFAULT_TARGET, seed: int = 0, interpreter: str = "recording",
-                  on_progress: Optional[Callable[[int, int], None]] = None) -> BenchReport:
+                  on_progress: Optional[Callable[[int, int], None]] = None,
+                  max_loop_iterations: Optional[int] = None) -> BenchReport:
     """Benchmark ``model_path`` (see the module doc) with a RecordingMicroInterpreter
     (``interpreter="recording"``) or a MicroInterpreter (``"micro"``: its arena figures);
-    ``on_progress(done, total)`` after each warm-up and timed invoke."""
-    from arena.arena import replay
+    ``on_progress(done, total)`` after each warm-up and timed invoke. ``seed``: 0 to
+    2^32 - 1. ``max_loop_iterations``: see :class:`MicroInterpreter`."""
+    from arena.arena import PROBE_ARENA_BYTES, replay
     from ..api import count_resource_variables
     from .drift import random_inputs
-    from ..errors import ArenaTooSmallError
     from ..interpreter import MicroInterpreter
     from ..targets import get_target
-    for name, value, low in (("warmup_runs", warmup_runs, 0), ("num_runs", num_runs, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise InputError(f"{name} must be an integer >= {low}, not {value!r}")
+    from ..limits import check_int_option
+    check_int_option(warmup_runs, "warmup_runs", 0, 1000000)
+    check_int_option(num_runs, "num_runs", 1, 1000000)
+    check_int_option(seed, "seed", 0, (1 << 32) - 1)
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     if delegate not in DELEGATES:
@@ -85,22 +88,16 @@ def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, del
     model = load_model(model_path)
     load_s = time.perf_counter() - start
 
-    size = max(len(model.raw) * 10, 1 << 20)
-    for attempt in range(7):
-        start = time.perf_counter()
-        it = MicroInterpreter(model, arena_size=size, target=target_name, recording=interpreter == "recording",
-                              num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None)
-        init_s = time.perf_counter() - start
-        try:
-            start = time.perf_counter()
-            it.allocate_tensors()
-            allocate_s = time.perf_counter() - start
-            break
-        except ArenaTooSmallError:
-            if attempt == 6:
-                raise
-            size *= 4
+    # a nominal arena of 2^40 bytes: host memory is taken only for the bytes used
+    start = time.perf_counter()
+    it = MicroInterpreter(model, arena_size=PROBE_ARENA_BYTES, target=target_name,
+                          recording=interpreter == "recording",
+                          num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None, max_loop_iterations=max_loop_iterations)
+    init_s = time.perf_counter() - start
+    start = time.perf_counter()
+    it.allocate_tensors()
+    allocate_s = time.perf_counter() - start
     delegate_s = None
     if delegate != "none":
         from ..delegates.float_delegate import FloatDelegate
@@ -163,10 +160,13 @@ def run_benchmark(model_path: str, warmup_runs: int = 1, num_runs: int = 50, del
                         "percent": round(100.0 * sum(v) / total, 2)} for op, v in by_type.items()),
                       key=lambda d: -d["mean_ms"])
 
-    minimum = it.min_arena_bytes()
-    at_min = replay(it.arena.trace, minimum)
-    arena = {"min_arena_bytes": int(minimum), "head_bytes": int(at_min.head_bytes),
-             "tail_bytes": int(at_min.persistent_used_bytes)}
+    from .sizing import interpreter_terms
+    minimum, terms = interpreter_terms(it)
+    values = dict(terms)
+    arena = {"min_arena_bytes": int(minimum), "head_bytes": int(values["head"]),
+             "tail_bytes": int(values["tail"]),
+             "temporaries_gap_bytes": int(values.get("temporaries gap", 0)),
+             "alignment_gap_bytes": int(values.get("alignment gap", 0))}
     runs_ms = runs * 1e3
     return BenchReport(
         model=os.path.basename(model_path), model_bytes=len(model.raw), target=target_name,
@@ -200,9 +200,11 @@ def format_bench(r: BenchReport) -> List[str]:
         lines.append(f"Warmup: count={r.warmup_runs} avg={r.warmup_mean_ms:.3f} ms")
     lines.append(f"Inference timings in ms: count={r.num_runs} min={t['min']:.3f} avg={t['mean']:.3f} "
                  f"median={t['median']:.3f} max={t['max']:.3f} std={t['std']:.3f}")
+    from .sizing import format_sum, minimum_terms
     a = r.arena
-    lines.append(f"Arena ({r.target}): minimum {a['min_arena_bytes']} bytes = head {a['head_bytes']} "
-                 f"+ tail {a['tail_bytes']}")
+    terms = minimum_terms(a["min_arena_bytes"], a["head_bytes"], a["tail_bytes"],
+                          a["min_arena_bytes"] - a["alignment_gap_bytes"])
+    lines.append(f"Arena ({r.target}): " + format_sum("minimum", a["min_arena_bytes"], terms))
     lines += ["", f"Operator-wise profile (mean of {r.num_runs} runs; host time of the emulator):",
               f"{'node':>5}  {'op type':<24}{'avg ms':>10}{'%':>8}{'cdf%':>8}  name"]
     for o in r.operators:

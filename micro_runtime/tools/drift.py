@@ -24,12 +24,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import ArenaTooSmallError, InputError
+from ..errors import InputError
 from ..model import Model, load_model
 from ..op_resolver import OpResolver
 from ..targets import DEFAULT_TARGET
 
 #: ``--json`` keys of ``drift`` (stable).
+#: the most samples one drift run takes (input files or --seeds): each runs through two
+#: interpreters one at a time
+MAX_DRIFT_SAMPLES = 10000
+
 DRIFT_KEYS = ("model", "target", "interpreter", "precision", "clamp", "samples", "input_source", "seeds",
               "total_nodes", "delegated_nodes", "delegate_subsets", "rejected_nodes", "outputs")
 #: keys of each entry of ``outputs``.
@@ -73,24 +77,18 @@ class DriftReport:
 
 
 def allocated_interpreter(model: Model, target: str, op_resolver: Optional[OpResolver] = None,
-                          recording: bool = False):
-    """A MicroInterpreter for ``model`` with an arena large enough (grown on demand),
-    allocated. Errors are raised, not printed."""
+                          recording: bool = False, max_loop_iterations: Optional[int] = None):
+    """A MicroInterpreter for ``model``, allocated in a nominal arena of 2^40 bytes
+    (which takes host memory only for the bytes the model uses). Errors are raised, not
+    printed. ``max_loop_iterations``: see :class:`MicroInterpreter`."""
+    from arena.arena import PROBE_ARENA_BYTES
     from ..api import count_resource_variables
     from ..interpreter import MicroInterpreter
-    size = max(len(model.raw) * 10, 1 << 20)
-    for attempt in range(7):
-        it = MicroInterpreter(model, op_resolver, size, target=target, recording=recording,
-                              num_resource_variables=count_resource_variables(model),
-                              error_reporter=lambda m: None)
-        try:
-            it.allocate_tensors()
-            return it
-        except ArenaTooSmallError:
-            if attempt == 6:
-                raise
-            size *= 4
-    raise AssertionError("unreachable")
+    it = MicroInterpreter(model, op_resolver, PROBE_ARENA_BYTES, target=target, recording=recording,
+                          num_resource_variables=count_resource_variables(model),
+                          error_reporter=lambda m: None, max_loop_iterations=max_loop_iterations)
+    it.allocate_tensors()
+    return it
 
 
 #: ops that pass a tensor through without changing which element is largest
@@ -139,8 +137,8 @@ def random_inputs(specs, seed: int) -> List[np.ndarray]:
 
 
 def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[np.ndarray]]:
-    """Samples from one array (or .npy path) per model input: an array of the input's
-    shape is one sample, an array of shape (k, *input shape) is k samples."""
+    """Samples from one array (or .npy path) per model input, shaped by the rule of
+    :mod:`micro_runtime.samples` (one sample, or several on a leading axis)."""
     if len(sources) != len(specs):
         raise InputError(f"the model has {len(specs)} input(s); got {len(sources)} --input file(s)")
     columns = []
@@ -148,19 +146,16 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
         if isinstance(src, np.ndarray):
             value = src
         else:
-            from .arrays import load_npy
-            value = load_npy(src, f"input {k}")
+            from .arrays import load_npy, sample_file_limit
+            value = load_npy(src, f"input {k}", sample_file_limit(spec, MAX_DRIFT_SAMPLES))
         if value.dtype != spec.dtype:
             raise InputError(f"input {k}: expected dtype {spec.dtype} but got {value.dtype} "
                              "(values are not cast)")
-        shape = tuple(spec.shape)
-        if tuple(value.shape) == shape:
-            columns.append([value])
-        elif value.ndim == len(shape) + 1 and tuple(value.shape[1:]) == shape and value.shape[0] > 0:
-            columns.append(list(value))
-        else:
-            raise InputError(f"input {k}: expected shape {shape} (one sample) or (k, *{shape}) "
-                             f"(k samples), got {tuple(value.shape)}")
+        from ..samples import as_samples
+        samples, _ = as_samples(value, spec.shape, f"input {k}")
+        if samples.shape[0] == 0:
+            raise InputError(f"input {k}: no samples (shape {tuple(value.shape)})")
+        columns.append(list(samples))
     counts = {len(c) for c in columns}
     if len(counts) > 1:
         raise InputError(f"the input files hold different numbers of samples: {sorted(counts)}")
@@ -171,7 +166,8 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
                   inputs: Optional[Sequence[Union[str, np.ndarray]]] = None, seeds: int = 8,
                   target: str = DEFAULT_TARGET, op_resolver: Optional[OpResolver] = None,
                   clamp: bool = False, interpreter: str = "recording",
-                  on_progress: Optional[Callable[[int, int], None]] = None) -> DriftReport:
+                  on_progress: Optional[Callable[[int, int], None]] = None,
+                  max_loop_iterations: Optional[int] = None) -> DriftReport:
     """Outputs of the integer reference vs. the float delegate (see the module doc);
     ``clamp``: see :class:`~micro_runtime.delegates.float_delegate.FloatDelegate`;
     ``interpreter``: "recording" (RecordingMicroInterpreter) or "micro" (the outputs do
@@ -179,13 +175,15 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
     from ..delegates.float_delegate import FloatDelegate
     model = model if isinstance(model, Model) else load_model(model)
     delegate = FloatDelegate(precision, op_resolver, clamp=clamp)   # validates precision
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise InputError(f"seeds must be a positive number of samples, not {seeds!r}")
+    if (isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer))
+            or not 1 <= seeds <= MAX_DRIFT_SAMPLES):
+        raise InputError(f"seeds must be a number of samples from 1 to {MAX_DRIFT_SAMPLES}, "
+                         f"not {seeds!r}")
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     recording = interpreter == "recording"
-    reference = allocated_interpreter(model, target, op_resolver, recording)
-    accelerated = allocated_interpreter(model, target, op_resolver, recording)
+    reference = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
+    accelerated = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
     accelerated.modify_graph_with_delegate(delegate)
 
     sg = model.main

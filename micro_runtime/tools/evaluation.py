@@ -100,46 +100,161 @@ def format_summary(summary: Dict, output_index: int) -> List[str]:
     return lines
 
 
-def load_inputs(paths: Sequence[str]) -> List[np.ndarray]:
-    """One ``.npy`` array per model input (samples on the first axis)."""
-    out = []
-    for k, path in enumerate(paths):
-        try:
-            out.append(np.load(path, allow_pickle=False))
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read input {k} from {path}: {e}") from None
-    return out
+def classifier_classes(shape: Sequence[int]) -> Optional[int]:
+    """The number of classes of an output of ``shape`` (per sample) when it is one vector
+    of scores (one axis of 2 or more, the others 1: ``(1, C)``, ``(C,)``), else None (a
+    feature map, an image, a single value: top-1 accuracy means nothing there)."""
+    long_axes = [int(d) for d in shape if int(d) != 1]
+    return long_axes[0] if len(long_axes) == 1 and long_axes[0] >= 2 else None
+
+
+#: operators that give class scores, and those an output may pass through after them
+SCORE_OPS = ("SOFTMAX", "LOG_SOFTMAX")
+PASS_THROUGH_OPS = ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "SQUEEZE", "CAST")
+
+
+def score_producer(model, output_index: int) -> Optional[str]:
+    """The SOFTMAX / LOG_SOFTMAX that produces model output ``output_index`` (through
+    QUANTIZE, DEQUANTIZE, RESHAPE, SQUEEZE, CAST), as ``"#k OP"``; None when another
+    operator computes it (an autoencoder's FULLY_CONNECTED, a mask's LOGISTIC ...)."""
+    main = model.main
+    producers = {t: op for op in main.operators for t in op.outputs if t >= 0}
+    tensor = main.outputs[output_index]
+    for _ in range(len(main.operators) + 1):
+        op = producers.get(tensor)
+        if op is None:
+            return None
+        if op.name in SCORE_OPS:
+            return f"#{op.index} {op.name}"
+        if op.name not in PASS_THROUGH_OPS or not op.inputs or op.inputs[0] < 0:
+            return None
+        tensor = op.inputs[0]
+    return None
+
+
+def check_classifier(model, output_index: int, forced: bool = False) -> int:
+    """The number of classes of model output ``output_index``, which ``--labels`` scores:
+    one vector of scores per sample, computed by SOFTMAX / LOG_SOFTMAX (or ``forced``:
+    the user says the values are scores, e.g. logits). :class:`InputError` otherwise,
+    pointing at ``--targets`` for regression metrics."""
+    spec = model.main.tensors[model.main.outputs[output_index]]
+    classes = classifier_classes(spec.shape)
+    shape = tuple(spec.shape)
+    if classes is None:
+        raise InputError(
+            f"--labels: output {output_index} ({spec.describe()}) of shape {shape} is not one "
+            "vector of class scores per sample, so top-1 accuracy means nothing there; give the "
+            "expected outputs with --targets FILE for regression metrics")
+    if not forced and score_producer(model, output_index) is None:
+        raise InputError(
+            f"--labels: output {output_index} ({spec.describe()}, shape {shape}) is not computed by "
+            f"{' or '.join(SCORE_OPS)}, so it may not be class scores (an autoencoder, a mask, a "
+            "feature vector); add --classifier if it is (logits), or give the expected outputs "
+            "with --targets FILE for regression metrics")
+    return classes
+
+
+def _per_tensor(spec):
+    q = spec.quantization
+    if q is None or q.scales.size != 1 or not np.issubdtype(spec.dtype, np.integer):
+        return None
+    return float(q.scales[0]), int(q.zero_points[0])
+
+
+def regression_summary(output: np.ndarray, targets: np.ndarray, spec, output_index: int = 0) -> Dict:
+    """MSE, max abs error and SNR of one model output ``(samples, *shape)`` against
+    ``targets``, in real units and (for a per-tensor quantized output) in quantized
+    units (steps of the output's scale). ``targets``: real values (floating point), or
+    quantized values of the output's own dtype; shaped by the sample rule of
+    :mod:`micro_runtime.samples`. SNR (dB) = 10 log10(sum target^2 / sum error^2), the
+    same in both units (``inf``: no error; None: the targets are all zero)."""
+    from ..samples import as_samples
+    samples = output.shape[0]
+    wanted, _ = as_samples(targets, spec.shape, "targets")
+    if wanted.shape[0] != samples:
+        raise InputError(f"targets: {wanted.shape[0]} samples, the outputs have {samples}")
+    params = _per_tensor(spec)
+    if np.issubdtype(wanted.dtype, np.floating):
+        real_targets = wanted.astype(np.float64)
+    elif wanted.dtype == output.dtype:
+        real_targets = wanted.astype(np.float64)
+        if params is not None:
+            real_targets = params[0] * (real_targets - params[1])
+    else:
+        raise InputError(f"targets: real values (floating point) or values of the output's type "
+                         f"{output.dtype} expected, got {wanted.dtype}")
+    real_out = output.astype(np.float64)
+    if params is not None:
+        real_out = params[0] * (real_out - params[1])
+    error = real_out - real_targets
+    energy, noise = float(np.sum(real_targets ** 2)), float(np.sum(error ** 2))
+    mse = noise / error.size if error.size else None
+    max_abs = float(np.max(np.abs(error))) if error.size else None
+    snr = None if energy == 0 else (float("inf") if noise == 0 else 10.0 * float(np.log10(energy / noise)))
+    quantized = None
+    if params is not None and error.size:
+        scale = params[0]
+        quantized = {"mse": mse / scale ** 2, "max_abs_error": max_abs / scale,
+                     "scale": scale, "zero_point": params[1]}
+    return {"output_index": output_index, "samples": samples,
+            "values_per_sample": int(np.prod(spec.shape, dtype=np.int64)),
+            "real": {"mse": mse, "max_abs_error": max_abs}, "snr_db": snr, "quantized": quantized}
+
+
+def format_regression(summary: Dict) -> List[str]:
+    """Text lines of :func:`regression_summary`."""
+    r, q = summary["real"], summary["quantized"]
+    snr = summary["snr_db"]
+    snr_text = "n/a (targets all zero)" if snr is None else ("inf (no error)" if snr == float("inf")
+                                                            else f"{snr:.2f} dB")
+    lines = [f"regression (output {summary['output_index']} vs targets, {summary['samples']} samples x "
+             f"{summary['values_per_sample']} values): SNR {snr_text}",
+             f"  real units:      MSE {r['mse']:.6g}, max abs error {r['max_abs_error']:.6g}"]
+    if q is not None:
+        lines.append(f"  quantized units: MSE {q['mse']:.6g}, max abs error {q['max_abs_error']:.6g} "
+                     f"(steps of scale {q['scale']:.6g}, zero point {q['zero_point']})")
+    return lines
 
 
 def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Optional[int],
                    stream: bool, labels_path: Optional[str] = None, output_index: int = 0,
-                   progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1) -> Dict:
+                   progress: Optional[Callable[[int, int], None]] = None, jobs: int = 1,
+                   quantize: bool = False, targets_path: Optional[str] = None,
+                   classifier: bool = False, max_loop_iterations: Optional[int] = None) -> Dict:
     """Everything ``micro-runtime eval`` reports, as a dictionary (the output arrays
     themselves under ``arrays``). ``progress(done, total)`` follows the samples;
-    ``jobs``: worker processes (0: one per processor)."""
+    ``jobs``: worker processes (see :mod:`micro_runtime.workers`); ``quantize``: the
+    input files hold real values, quantized with each input's scale and zero point;
+    ``labels_path``: class ids for top-1 accuracy (a classifier's output only, see
+    :func:`check_classifier`; ``classifier``: the output is class scores anyway);
+    ``targets_path``: expected values for regression metrics."""
     from ..batched import Evaluator, samples_per_job
-    inputs = load_inputs(input_paths)
-    samples = inputs[0].shape[0] if inputs and inputs[0].ndim else None
-    evaluator = Evaluator(model, target=target, batch=batch, stream=stream,
-                          samples=samples_per_job(samples, jobs))
-    if len(inputs) != len(evaluator.input_specs):
-        raise InputError(f"the model has {len(evaluator.input_specs)} input(s); got {len(inputs)} "
-                         "--inputs file(s)")
-    labels = None
+    from ..model import Model, load_model
+    from .arrays import load_npy, load_samples
+    model = model if isinstance(model, Model) else load_model(model)
+    main = model.main
+    output_specs = [main.tensors[t] for t in main.outputs]
+    if (labels_path is not None or targets_path is not None) and not 0 <= output_index < len(output_specs):
+        raise InputError(f"--output-index {output_index}: the model has {len(output_specs)} output(s)")
+    spec = output_specs[output_index] if 0 <= output_index < len(output_specs) else None
+    labels = targets = None
     if labels_path is not None:
-        try:
-            labels = np.load(labels_path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise InputError(f"cannot read labels from {labels_path}: {e}") from None
-        if not 0 <= output_index < len(evaluator.output_specs):
-            raise InputError(f"--output-index {output_index}: the model has "
-                             f"{len(evaluator.output_specs)} output(s)")
+        check_classifier(model, output_index, classifier)
+        labels = load_npy(labels_path, "labels")
+    if targets_path is not None:
+        targets = load_npy(targets_path, "targets")
+    inputs, _ = load_samples(input_paths, [main.tensors[t] for t in main.inputs], quantize, "--inputs")
+    samples = inputs[0].shape[0] if inputs else None
+    evaluator = Evaluator(model, target=target, batch=batch, stream=stream,
+                          samples=samples_per_job(samples, jobs),
+                          max_loop_iterations=max_loop_iterations)
     start = time.perf_counter()
     outputs = evaluator.run(inputs, progress=progress, jobs=jobs)
     seconds = time.perf_counter() - start
     samples = outputs[0].shape[0] if outputs else 0
     result = {
         "samples": samples, "batch": evaluator.batch, "jobs": evaluator.jobs_used, "stream": stream,
+        "quantized_inputs": bool(quantize),
         "seconds": seconds,
         "samples_per_s": samples / seconds if seconds > 0 else None,
         "whole_model_per_sample": evaluator.sequential_reason,
@@ -148,8 +263,11 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
                     for k, o in enumerate(outputs)],
         "arrays": outputs,
         "labels": None,
+        "regression": None,
     }
     if labels is not None:
         result["labels"] = {"output_index": output_index,
                             **classification_summary(outputs[output_index], labels)}
+    if targets is not None:
+        result["regression"] = regression_summary(outputs[output_index], targets, spec, output_index)
     return result

@@ -167,16 +167,47 @@ def weights_bytes(model: Model) -> int:
     return sum(model.buffers[i].data.size for i in used if model.buffers[i].data is not None)
 
 
-def model_info(model: Model, arena: Optional[dict] = None, arena_error: Optional[str] = None) -> dict:
+def _tensor_bytes(spec: TensorSpec) -> Optional[int]:
+    n = _numel(spec.shape)
+    return None if n is None else n * spec.dtype.itemsize
+
+
+def operator_weights_bytes(sg: SubGraphSpec, op: OperatorSpec) -> int:
+    """Bytes of the constant inputs of ``op`` (weights, biases, tables), each buffer once."""
+    seen, total = set(), 0
+    for t in op.inputs:
+        if t >= 0 and sg.tensors[t].data is not None and sg.tensors[t].buffer_index not in seen:
+            seen.add(sg.tensors[t].buffer_index)
+            total += int(sg.tensors[t].data.nbytes)
+    return total
+
+
+def operator_output_bytes(sg: SubGraphSpec, op: OperatorSpec) -> Optional[int]:
+    """Bytes of the outputs of ``op`` (None when a shape is not known)."""
+    sizes = [_tensor_bytes(sg.tensors[t]) for t in op.outputs if t >= 0]
+    return None if any(v is None for v in sizes) else sum(sizes)
+
+
+def model_info(model: Model, arena: Optional[dict] = None, arena_error: Optional[str] = None,
+               allocations: Optional[Dict[tuple, Dict[str, int]]] = None) -> dict:
     """The ``info`` report of ``model`` as a dict (keys :data:`INFO_KEYS`); ``arena`` (the
     sizing figures) and ``arena_error`` (why they could not be measured) are put in as
-    given."""
+    given; ``allocations`` (:func:`~micro_runtime.tools.sizing.operator_allocations` of an
+    allocated interpreter) gives each operator's ``persistent_bytes`` (its options struct
+    and its kernel's persistent buffers, in the tail) and ``scratch_bytes`` (None
+    without it)."""
     operators: List[dict] = []
     for sg in model.subgraphs:
         for op in sg.operators:
             out_name = sg.tensors[op.outputs[0]].name if op.outputs and op.outputs[0] >= 0 else ""
+            own = (allocations or {}).get((sg.index, op.index))
             operators.append({"subgraph": sg.index, "index": op.index, "op": op.name,
-                              "output": out_name, "macs": operator_macs(sg, op)})
+                              "output": out_name, "macs": operator_macs(sg, op),
+                              "weights_bytes": operator_weights_bytes(sg, op),
+                              "output_bytes": operator_output_bytes(sg, op),
+                              "persistent_bytes": None if own is None else
+                              own["options_bytes"] + own["persistent_bytes"],
+                              "scratch_bytes": None if own is None else own["scratch_bytes"]})
     known = [o["macs"] for o in operators if o["macs"] is not None]
     total = sum(known) if len(known) == len(operators) else None
     by_type: Dict[str, dict] = {}
@@ -209,6 +240,7 @@ def _fmt_quant(t: dict) -> str:
 
 def format_info(info: dict) -> List[str]:
     """The text report of ``micro-runtime info``."""
+    from .plan_view import short_text
     def n(v):
         return "?" if v is None else f"{v:,}"
     lines = [f"{info['model']}: {info['model_bytes']:,} bytes (flash), weights {info['weights_bytes']:,} bytes, "
@@ -222,10 +254,15 @@ def format_info(info: dict) -> List[str]:
                      f"{a['plain_min_arena_bytes']:,} bytes (MicroInterpreter)")
     elif info.get("arena_error"):
         lines.append(f"  arena: not measured ({info['arena_error']})")
-    lines += ["", f"{'#':>5}  {'operator':<30}{'MACs':>14}  output"]
+    lines += ["", f"{'#':>5}  {'operator':<28}{'MACs':>13}{'weights':>10}{'output':>10}"
+                  f"{'persistent':>11}{'scratch':>9}  output tensor"]
     for o in info["operators"]:
         where = f"{o['subgraph']}:{o['index']}" if o["subgraph"] else str(o["index"])
-        lines.append(f"{where:>5}  {o['op']:<30}{n(o['macs']):>14}  {o['output']}")
+        lines.append(f"{where:>5}  {o['op']:<28}{n(o['macs']):>13}{n(o['weights_bytes']):>10}"
+                     f"{n(o['output_bytes']):>10}{n(o['persistent_bytes']):>11}{n(o['scratch_bytes']):>9}"
+                     f"  {short_text(o['output'])}")
+    lines.append("       (bytes: weights = constant inputs; output = output tensors; persistent = "
+                 "options struct + kernel buffers in the tail; scratch = kernel scratch in the head)")
     lines += ["", f"{'op type':<30}{'count':>6}{'MACs':>14}"]
     for e in info["op_types"]:
         lines.append(f"{e['op']:<30}{e['count']:>6}{n(e['macs']):>14}")

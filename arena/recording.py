@@ -1,20 +1,28 @@
-"""RecordingMicroAllocator: TFLM's allocation audit as a thin layer over the allocator.
+"""RecordingMicroAllocator: TFLM's allocation audit as a thin layer over the allocator,
+and the report it prints.
 
 :class:`RecordingArena` counts what TFLM's RecordingSingleArenaBufferAllocator counts
 (bytes requested, bytes used with alignment, number of tail allocations).
 :class:`RecordingMicroAllocator` snapshots those counters around the same allocator
 calls TFLM's RecordingMicroAllocator overrides and files the differences under TFLM's
-categories. Behaviour is unchanged: only numbers are kept.
+categories. Behaviour is unchanged: only numbers are kept. :func:`allocation_report`
+gives TFLM's ``PrintAllocations()`` lines. The interpreter makes these when built with
+``recording=True``; the ``recording`` package (RecordingMicroInterpreter) sits on top.
 """
 from __future__ import annotations
 
 import enum
+import sys
 from dataclasses import dataclass, replace
-from typing import Dict
+from typing import Dict, List
 
 from arena.allocator import MicroAllocator
 from arena.arena import Arena
 from micro_runtime.errors import InputError
+from micro_runtime.tflm_names import add_tflm_aliases
+
+#: TFLM's MicroPrintf ends every line with CR LF (the tflite-micro package's stderr shows it).
+TFLM_LINE_END = "\r\n"
 
 
 class RecordedAllocationType(enum.IntEnum):
@@ -94,6 +102,7 @@ class RecordingArena(Arena):
         return RecordedAllocation(self.requested_bytes, self.recorded_used_bytes, self.alloc_count)
 
 
+@add_tflm_aliases
 class RecordingMicroAllocator(MicroAllocator):
     """A :class:`MicroAllocator` over a :class:`RecordingArena` that files each
     allocation under TFLM's categories."""
@@ -143,7 +152,6 @@ class RecordingMicroAllocator(MicroAllocator):
     def print_allocations(self, file=None) -> None:
         """TFLM's ``PrintAllocations``: the report lines, CR LF-ended, to ``file``
         (default stderr)."""
-        from .report import write_allocation_report
         write_allocation_report(self, file)
 
     def _record(self, key: str, before: RecordedAllocation) -> None:
@@ -197,3 +205,31 @@ class RecordingMicroAllocator(MicroAllocator):
         address = super().allocate_persistent_buffer(nbytes, written)
         self._record("persistent_buffer_data", before)
         return address
+
+
+# ------------------------------------------------------------------- report
+PREFIX = "[RecordingMicroAllocator]"
+
+
+def allocation_report(allocator) -> List[str]:
+    """TFLM's PrintAllocations() lines for a RecordingMicroAllocator."""
+    arena = allocator.arena
+    lines = [
+        f"{PREFIX} Arena allocation total {arena.recorded_used_bytes} bytes",
+        f"{PREFIX} Arena allocation head {arena.non_persistent_used_bytes} bytes",
+        f"{PREFIX} Arena allocation tail {arena.persistent_used_bytes} bytes",
+    ]
+    for key, name, word, _ in CATEGORIES:
+        rec = allocator.recorded[key]
+        if rec.used_bytes > 0 or rec.requested_bytes > 0:
+            lines.append(f"{PREFIX} '{name}' used {rec.used_bytes} bytes with alignment overhead "
+                         f"(requested {rec.requested_bytes} bytes for {rec.count} {word})")
+    return lines
+
+
+def write_allocation_report(allocator, file=None) -> None:
+    """Write the report to ``file`` (default stderr) byte for byte as the tflite-micro
+    package does: each line ended by TFLM's CR LF."""
+    out = file if file is not None else sys.stderr
+    out.write("".join(line + TFLM_LINE_END for line in allocation_report(allocator)))
+    out.flush()
