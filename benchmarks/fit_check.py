@@ -101,11 +101,13 @@ def main(argv=None) -> int:
             if not subset:
                 continue
             errs = [pct(r["stack_pred"], r["stack_meas"]) for r in subset]
-            worst = max(subset, key=lambda r: abs(pct(r["stack_pred"], r["stack_meas"])))
+            # the worst model (among equals, the deepest stack)
+            worst = max(subset, key=lambda r: (abs(pct(r["stack_pred"], r["stack_meas"])), r["stack_meas"]))
             print(f"stack, {label} ({len(subset)} models): max |error| {max(abs(e) for e in errs):.1f} % "
-                  f"(goal 5 %), within 5 %: {sum(abs(e) <= 5 for e in errs)}, under-predicted: "
-                  f"{sum(e < 0 for e in errs)}; worst {worst['model']} {worst['stack_pred']} vs "
-                  f"{worst['stack_meas']}")
+                  f"(goal 5 %), exact for {sum(e == 0 for e in errs)}, within 5 %: "
+                  f"{sum(abs(e) <= 5 for e in errs)}, under-predicted: {sum(e < 0 for e in errs)}; "
+                  f"range {min(r['stack_meas'] for r in subset)}..{max(r['stack_meas'] for r in subset)} "
+                  f"bytes; worst {worst['model']} {worst['stack_pred']} vs {worst['stack_meas']}")
         missing = len(rows) - len(stack_rows)
         if missing:
             print(f"stack not predicted for {missing} models (operators without stack figures)")

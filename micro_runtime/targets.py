@@ -80,10 +80,12 @@ class Target:
     #: on non-zero inputs to tell)
     float32_expressions: bool = False
     #: the C library whose float functions TFLM's float kernels call (``std::exp``):
-    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf), ``"newlib"`` (arm-none-eabi:
-    #: newlib 3.3.0's fdlibm float functions) or ``"rv32"`` (RV32 builds: the same fdlibm
-    #: values, RISC-V's canonical NaN); :func:`kernels.internal.float_math.math_for` picks
-    #: the library's expf / expm1f / tanhf / logf / sinf / cosf and NaN rules
+    #: ``"glibc"`` (host builds, glibc 2.36's x86-64 expf), ``"newlib"`` (arm-none-eabi
+    #: soft-float builds: newlib 3.3.0's fdlibm float functions), ``"newlib-hard"``
+    #: (hard-float Cortex-M55 builds: newlib's double-precision-FPU multilib) or ``"rv32"``
+    #: (RV32 builds: the same fdlibm values, RISC-V's canonical NaN);
+    #: :func:`kernels.internal.float_math.math_for` picks the library's expf / expm1f /
+    #: tanhf / logf / sinf / cosf and NaN rules
     libm: str = "glibc"
     #: the ESP-NN function set an ESP-IDF build calls (``kernel_library`` ``"esp-nn"``):
     #: ``"opt"`` (ESP-NN's generic optimised C), ``"ansi"`` (CONFIG_NN_ANSI_C), ``"esp32s3"``
@@ -488,7 +490,7 @@ def _cortex_m_target(core: str, cmsis_nn: bool) -> Target:
         dsp=dsp,
         mve=mve,
         float32_expressions=True,
-        libm="newlib",
+        libm="newlib-hard" if mve else "newlib",
         float_fma=mve,
     )
 

@@ -22,12 +22,7 @@ RECORDED_AS = {"cortex-m55+cmsis-nn@cortex_m_qemu": "cortex-m33+cmsis-nn"}
 CASES = sorted(key for key in FIGURES if key[1] in TARGETS or key[1] in RECORDED_AS)
 #: (model, build) whose outputs our profile does not reproduce yet, and why; their report
 #: lines and minimum arena must still match, their outputs must still differ (a fix shows)
-KNOWN_OUTPUT_DIFFERENCES = {
-    ("tflm_examples/trained_lstm.tflite", "cortex-m55+cmsis-nn"):
-        "float LSTM: newlib's hard-float (fp.dp) libm has another expf (double-precision "
-        "internals with fused multiply-adds) and its float functions compiled with vfma; "
-        "the profile models the soft-float libm",
-}
+KNOWN_OUTPUT_DIFFERENCES: dict = {}
 
 
 def _has_lut_metadata(path: str) -> bool:
@@ -142,3 +137,27 @@ def test_cortex_m_builds_call_newlibs_expf():
     assert float_math.c_expf(get_target("host64")) is libm_float.expf
     x = np.linspace(-20, 20, 20001, dtype=np.float32)
     assert (newlib_float.expf(x) != libm_float.expf(x)).any()
+
+
+def test_route_crosscheck_is_recorded_for_real_m_profile_cores():
+    """The A15 user-mode route against system mode on QEMU's M-profile boards
+    (tests/data/reference/cortexm_route_crosscheck.json): every build checked is a
+    recorded one, each route saw every runnable model, and no figure differed."""
+    import json
+    path = f"{DATA}/reference/cortexm_route_crosscheck.json"
+    data = json.load(open(path))
+    assert "crosscheck.py" in data["about"]
+    recorded = {p for _, p in FIGURES}
+    boards = set()
+    for build, routes in data["builds"].items():
+        assert build in recorded
+        runnable = sum(1 for (m, p), e in FIGURES.items() if p == build and "status" not in e)
+        assert "qemu-arm -cpu cortex-a15" in routes
+        for route, result in routes.items():
+            if not route.startswith("qemu"):
+                continue
+            if route.startswith("qemu-system-arm"):
+                boards.add(route.split()[-1])
+            assert result["models_checked"] == runnable, (build, route)
+            assert result["models_same"] == runnable and not result["differences"], (build, route)
+    assert {"mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505"} <= boards

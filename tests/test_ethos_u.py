@@ -114,7 +114,28 @@ def test_ethos_u_figures_are_recorded_and_documented():
     assert "CO_PROCESSOR=ethos_u" in FIGURES["about"] and "mps3-an547" in FIGURES["about"]
     profiles = {p for _, p in CASES}
     assert {"cortex-m55+ethos-u55-128", "cortex-m55+ethos-u65-256"} <= profiles
-    assert len({m for m, _ in CASES}) >= 21
+    # every Vela-compiled zoo model is recorded for at least two NPU configurations, and
+    # every Vela model in tests/data/ethos_u has figures
+    assert set(VELA_MODELS) == {m for m, _ in CASES}
+    per_zoo_model = {}
+    for m in VELA_MODELS:
+        if _npu_dir(m) in ETHOS_U_NPUS:
+            per_zoo_model.setdefault(os.path.basename(m).replace("_vela", ""), set()).add(
+                _npu_dir(m))
+    assert len(per_zoo_model) >= 13
+    assert all(len(npus) >= 2 for npus in per_zoo_model.values()), per_zoo_model
+    assert set(per_zoo_model) == set(VELA["models"])
+
+
+def test_size_is_the_recorded_minimum():
+    """What `size` reports (measure_arena) for every recorded Vela model and profile."""
+    wrong = []
+    for model, profile in CASES:
+        ref = FIGURES["models"][model][profile]
+        got = measure_arena(os.path.join(DATA, model), profile).min_arena_bytes
+        if got != ref["min_arena_bytes"]:
+            wrong.append((model, profile, got, ref["min_arena_bytes"]))
+    assert not wrong
 
 
 @pytest.mark.parametrize("model,profile", CASES, ids=[f"{m}-{p}" for m, p in CASES])

@@ -1,5 +1,6 @@
 """`micro-runtime boards` and `micro-runtime fit`: the board catalogue, the fit report's
 keys, exit status, and the predictions against the recorded firmware builds."""
+import functools
 import json
 import os
 import re
@@ -172,6 +173,14 @@ def _firmware_rows():
 FIRMWARE_ROWS = _firmware_rows()
 
 
+@functools.lru_cache(maxsize=None)
+def _node_keys(model: str) -> tuple:
+    """model_node_keys of a recorded model (loaded once for every build)."""
+    from micro_runtime.fit_tables import model_node_keys
+    from micro_runtime.model import load_model
+    return tuple(model_node_keys(load_model(os.path.join(DATA, model))))
+
+
 def test_recorded_firmware_figures_say_how_they_were_made():
     data = json.load(open(FIRMWARE))
     assert "about" in data and "TFLM" in data["about"] and "gc-sections" in data["about"]
@@ -186,9 +195,8 @@ def test_prediction_matches_the_linked_firmware(build, model, rec):
     MicroMutableOpResolver<N>, TFLM .data/.bss) exact, stack within 5 % of the QEMU
     measurement, the arena exact for MicroInterpreter (it runs at the predicted size and
     fails one byte below)."""
-    from micro_runtime.fit_tables import load_table, model_node_keys
-    from micro_runtime.model import load_model
-    pred = load_table(build).predict(rec["ops"], model_node_keys(load_model(os.path.join(DATA, model))))
+    from micro_runtime.fit_tables import load_table
+    pred = load_table(build).predict(rec["ops"], _node_keys(model))
     assert abs(pred.tflm_flash_bytes - rec["tflm_flash_bytes"]) <= 0.02 * rec["tflm_flash_bytes"]
     assert pred.interpreter_bytes == rec["interpreter_bytes"]
     assert pred.resolver_bytes == rec["resolver_bytes"]
@@ -212,3 +220,28 @@ def test_fit_check_benchmark_runs_on_the_recorded_figures_alone():
     for build in builds:
         assert f"== {build} " in proc.stdout
     assert "TFLM flash: max |error|" in proc.stdout and "exact for" in proc.stdout
+
+
+def test_esp32_c3_board_gets_the_riscv_build_figures(capsys):
+    """The ESP32-C3 board maps to the esp32-c3 profile, whose firmware build (esp-tflite-micro
+    with ESP-NN, RV32) has tables: every part is predicted."""
+    from micro_runtime.fit_tables import load_table
+    if canonical_target_name("esp32-c3") not in TARGETS or load_table("esp32-c3") is None:
+        pytest.skip("the esp32-c3 profile or its tables are not in this version")
+    code, out, _ = run(capsys, "fit", model_path("person_detect"), "--board", "esp32-c3-devkitm-1", "--json")
+    rec = json.loads(out)
+    assert rec["target"] == "esp32-c3" and rec["build"]["name"] == "esp32-c3" and rec["complete"]
+    assert rec["flash"]["tflm_code_bytes"] > 0 and rec["ram"]["stack_bytes"] > 0
+    assert code == (0 if rec["fits"] else 1)
+
+
+@pytest.mark.parametrize("target", ["esp32-s3", "esp32"])
+def test_esp_target_without_a_build_says_what_is_not_predicted(capsys, target):
+    if canonical_target_name(target) not in TARGETS:
+        pytest.skip(f"target profile {target} is not in this version yet")
+    from micro_runtime.fit_tables import load_table
+    if load_table(target) is not None:
+        pytest.skip(f"{target} has tables")
+    code, out, _ = run(capsys, "fit", model_path("hello_world_int8"), "--target", target,
+                       "--ram", "512K", "--flash", "4M")
+    assert "not predicted" in out and f"no recorded TFLM firmware build for target {target}" in out

@@ -80,8 +80,10 @@ def test_newlib_differs_from_glibc(function):
 
 def test_targets_pick_their_c_library():
     for name in ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m4+cmsis-nn", "cortex-m7+cmsis-nn",
-                 "cortex-m33+cmsis-nn", "cortex-m55+cmsis-nn"):
+                 "cortex-m33+cmsis-nn"):
         assert float_math.math_for(get_target(name)) is float_math.NEWLIB
+    for name in ("cortex-m55", "cortex-m55+cmsis-nn", "cortex-m85+cmsis-nn"):
+        assert float_math.math_for(get_target(name)) is float_math.NEWLIB_HARD
     for name in ("host64", "mcu32"):
         assert float_math.math_for(get_target(name)) is float_math.GLIBC
     assert float_math.math_for(None) is float_math.GLIBC
@@ -167,3 +169,45 @@ def test_libgcc_double_add():
     want = np.fromfile(os.path.join(DIR, "dadd.out.bin"), "<u8")
     assert (libgcc_dadd(pairs[:, 0], pairs[:, 1]).view(np.uint64) == want).all()
     assert ((pairs[:, 0] + pairs[:, 1]).view(np.uint64) != want).sum() >= 5   # the quirk is there
+
+
+HARD = json.load(open(os.path.join(DIR, "hard_float.json")))
+
+
+def test_hard_float_newlib_matches_the_cortex_m55_build():
+    """The hard-float (Cortex-M55) newlib's float functions, bit for bit on 65,536 inputs
+    spread over all float32 bit patterns (NaN payloads included), against its outputs
+    under QEMU; the soft-float library's differ (so the recording tells them apart)."""
+    import hashlib
+    sample = HARD["sample"]
+    i = np.arange(0, sample["count"], sample["subsample_step"], dtype=np.uint64)
+    x = ((i * sample["multiplier"]) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+    hard = float_math.math_for(get_target("cortex-m55+cmsis-nn"))
+    soft = float_math.math_for(get_target("cortex-m4"))
+    assert hard.name == "newlib-hard" and soft.name == "newlib"
+    assert float_math.math_for(get_target("cortex-m55+ethos-u55-128")) is hard
+    digest = lambda v: hashlib.sha256(np.asarray(v, np.float32).tobytes()).hexdigest()  # noqa: E731
+    with np.errstate(all="ignore"):
+        for name, want in HARD["functions"].items():
+            assert digest(getattr(hard, name)(x)) == want["sha256_every_16th"], name
+        for name in ("expf", "logf"):
+            assert digest(getattr(soft, name)(x)) != HARD["functions"][name]["sha256_every_16th"]
+
+
+def test_arm_fused_multiply_add_nan_rules():
+    """vfma's NaN (Arm FPMulAdd, default-NaN mode off): signalling NaNs first, in the
+    order addend, factor, factor; then quiet NaNs in that order; 0 * inf gives the
+    default NaN even with a quiet-NaN addend."""
+    from kernels.internal.matmul import float32_fma
+    f = lambda bits: np.array([bits], np.uint32).view(np.float32)     # noqa: E731
+    q1, q2, s1 = f(0x7FC00011), f(0xFFC00022), f(0x7F800033)
+    one, zero, inf = np.float32([1.0]), np.float32([0.0]), np.float32([np.inf])
+    bits = lambda v: int(np.asarray(v, np.float32).view(np.uint32)[0])  # noqa: E731
+    assert bits(float32_fma(q1, one, q2)) == 0xFFC00022          # the addend's quiet NaN
+    assert bits(float32_fma(one, q1, q2)) == 0xFFC00022
+    assert bits(float32_fma(q1, one, one)) == 0x7FC00011
+    assert bits(float32_fma(s1, one, q2)) == 0x7FC00033          # a signalling NaN, quieted
+    assert bits(float32_fma(zero, inf, q2)) == 0x7FC00000        # 0 * inf + qNaN
+    assert bits(float32_fma(zero, inf, one)) == 0x7FC00000
+    assert bits(float32_fma(inf, one, -inf)) == 0x7FC00000
+    assert float32_fma(np.float32([2.0]), np.float32([3.0]), one)[0] == 7.0

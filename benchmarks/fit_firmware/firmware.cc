@@ -188,6 +188,12 @@ struct WrapperTable {
       {&WrapInit<K>, &WrapPrepare<K>, &WrapInvoke<K>}...};
 };
 
+#if __cplusplus < 201703L
+// before C++17 a static constexpr member that is odr-used needs a definition
+template <int... K>
+constexpr Wrappers WrapperTable<K...>::kTable[sizeof...(K)];
+#endif
+
 template <int N, int... K>
 struct MakeTable : MakeTable<N - 1, N - 1, K...> {};
 template <int... K>

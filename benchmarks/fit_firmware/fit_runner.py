@@ -420,6 +420,9 @@ def run_image(elf: str, model: str, arena_bytes: int, timeout_s: float = 120.0,
         return {"status": "timeout"}
     text = proc.stdout.decode(errors="replace") + "\n" + proc.stderr.decode(errors="replace")
     rec: dict = {"status": "crash", "returncode": proc.returncode, "probe": []}
+    fault = re.search(r"ORACLE fault \S+ pc=\S+", text)
+    if fault:                       # the system-mode start-up's fault report
+        rec["fault"] = fault.group(0)
     for line in text.splitlines():
         if not line.startswith("FIT "):
             continue
@@ -530,6 +533,14 @@ def _arena_for(model: str, key: str, args) -> int:
     return _arena(model, args.target)
 
 
+def _write_json(path: str, data) -> None:
+    """Write JSON through a temporary file (a reader, or a run cut short, never sees
+    half a file)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
 def cmd_record(args) -> None:
     """Per model: op set, link (cached per set), arena (emulator, MicroInterpreter),
     run at that arena (and at one byte less with --check-arena), stack figures."""
@@ -548,17 +559,22 @@ def cmd_record(args) -> None:
             continue
         linked = _link_set(ops, args)
         rec = ({"status": "not_run", "probe": []} if args.no_run
-               else run_image(linked["run_image"], model, arena, machine=args.machine))
+               else run_image(linked["run_image"], model, arena, machine=args.machine,
+                              timeout_s=args.timeout))
         entry = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                  "flash": linked["summary"], "symbols": linked["symbols"]}
+        if rec.get("status") == "crash" and args.fault_pad:
+            entry["at_arena"] = rec
+            entry["run_arena_bytes"] = arena + args.fault_pad
+            entry["run"] = rec = run_image(linked["run_image"], model, arena + args.fault_pad,
+                                           machine=args.machine)
         if args.check_arena and not args.no_run:
             entry["run_one_less"] = run_image(linked["run_image"], model, arena - 1,
-                                              machine=args.machine)["status"]
+                                              machine=args.machine, timeout_s=args.timeout)["status"]
         out[key] = entry
         print(key, rec.get("status"), rec.get("alloc_stack"), rec.get("invoke_stack"),
               linked["summary"]["tflm_flash_bytes"], flush=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1, sort_keys=True)
+        _write_json(args.out, out)
 
 
 def cmd_probe(args) -> None:
@@ -577,12 +593,16 @@ def cmd_probe(args) -> None:
             out[key] = {"error": f"{type(e).__name__}: {e}"}
             continue
         linked = _link_set(ops, args, probe=True)
-        rec = run_image(linked["run_image"], model, arena, machine=args.machine)
+        rec = run_image(linked["run_image"], model, arena, machine=args.machine, timeout_s=args.timeout)
         out[key] = {"ops": sorted(ops), "arena_bytes": arena, "run": rec,
                     "frames": linked["frames"]}
+        if rec.get("status") == "crash" and args.fault_pad:
+            out[key]["at_arena"] = rec
+            out[key]["run_arena_bytes"] = arena + args.fault_pad
+            out[key]["run"] = rec = run_image(linked["run_image"], model, arena + args.fault_pad,
+                                              machine=args.machine)
         print(key, rec.get("status"), len(rec.get("probe", [])), flush=True)
-        with open(args.out, "w") as f:
-            json.dump(out, f, indent=1, sort_keys=True)
+        _write_json(args.out, out)
 
 
 def cmd_singles(args) -> None:
@@ -619,8 +639,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     def system(sp):
         sp.add_argument("--machine", help="run in system mode on this qemu-system-arm board "
                         "(e.g. mps3-an547) instead of qemu-arm user mode")
-        sp.add_argument("--system-dir", help="start-up code and linker scripts for --machine "
-                        "(benchmarks/cortexm_oracle/system)")
+        sp.add_argument("--system-dir", default=os.path.join(REPO, "benchmarks", "cortexm_oracle", "system"),
+                        help="start-up code and linker scripts for --machine (default: the "
+                        "Cortex-M oracle's, benchmarks/cortexm_oracle/system)")
 
     sp = sub.add_parser("sizes")
     common(sp, lib=False)
@@ -645,6 +666,10 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "minimum arena (profiles this version lacks)")
         sp.add_argument("--arena-default", type=int, default=4 << 20,
                         help="arena for models --arena-from has no figure for (bytes)")
+        sp.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
+        sp.add_argument("--fault-pad", type=int, default=0,
+                        help="when a run crashes at the arena, run again with this many bytes "
+                        "more (the first run is kept under at_arena)")
         sp.add_argument("--out", required=True)
         sp.add_argument("--force", action="store_true")
         if name == "record":

@@ -21,6 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
 PHASES = ("init", "prepare", "invoke")
+#: bytes by which a firmware's mark may exceed the kernel call explaining it
+MARK_SLACK = 8
 DATA = os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "data")
 
 
@@ -151,9 +153,11 @@ def stack_tables(probe: dict, records: dict, derivation: List[str]) -> dict:
                            default=0)
         kernel_invoke = max([depth["invoke"] + c["usage"] for c in by_model[key] if c["phase"] == "invoke"],
                             default=0)
-        if rec["run"]["alloc_stack"] > kernel_alloc:
+        # a mark within MARK_SLACK bytes of a kernel call's is that call (the plain and
+        # the probe firmware can differ by a stack slot)
+        if rec["run"]["alloc_stack"] > kernel_alloc + MARK_SLACK:
             alloc_fw = max(alloc_fw, rec["run"]["alloc_stack"])
-        if rec["run"]["invoke_stack"] > kernel_invoke:
+        if rec["run"]["invoke_stack"] > kernel_invoke + MARK_SLACK:
             invoke_fw = max(invoke_fw, rec["run"]["invoke_stack"])
     return {"depth": depth, "alloc_framework": alloc_fw, "invoke_framework": invoke_fw,
             "ops": {op: dict(sorted(v.items())) for op, v in sorted(per_op.items())},
@@ -195,6 +199,9 @@ def figures(records: dict, base_summary: dict) -> dict:
                          stack_bytes=max(run["alloc_stack"], run["invoke_stack"]))
         else:
             entry["run_status"] = run.get("status")
+        if "run_arena_bytes" in rec:       # it faulted at arena_bytes (fit_runner --fault-pad)
+            entry["run_arena_bytes"] = rec["run_arena_bytes"]
+            entry["at_arena"] = rec["at_arena"].get("fault") or rec["at_arena"].get("status")
         if "run_one_less" in rec:
             entry["arena_check"] = {"at_arena": run.get("status"), "one_byte_less": rec["run_one_less"]}
         out[model] = entry
@@ -249,6 +256,12 @@ def main(argv=None) -> None:
         if os.path.exists(args.figures_out):
             fig = json.load(open(args.figures_out))
         models = {k: v for k, v in json.load(open(args.records)).items() if not k.startswith("cmsis_nn_cases/")}
+        for k in models:
+            if "_lut_metadata" in k and "error" not in models[k]:
+                # run with an arena from another record (--arena-from): TFLM ignored the
+                # metadata, so the figures are not the compressed model's
+                models[k] = {"error": "the model has LUT-compressed tensors (COMPRESSION_METADATA); "
+                             "this build has no USE_TFLM_COMPRESSION"}
         fig["builds"][args.build] = {"build_type": args.build_type, "about": args.about,
                                      "models": figures(models, singles["base"]["summary"])}
         with open(args.figures_out, "w") as f:

@@ -5,14 +5,23 @@ the target's ``libm`` field: the one place a kernel asks for them.
 * ``"glibc"`` (host64, mcu32: the tflite-micro package and the 32-bit x86 build link glibc
   2.36): glibc's table-driven expf / logf / sinf / cosf (:mod:`.libm_float`,
   :mod:`.glibc_float`) and fdlibm's expm1f / tanhf.
-* ``"newlib"`` (every Cortex-M profile: arm-none-eabi's newlib 3.3.0, soft-float, so the
-  fdlibm "obsolete math" everywhere, :mod:`.newlib_float`).
+* ``"newlib"`` (the Cortex-M profiles of soft-float builds: arm-none-eabi's newlib 3.3.0,
+  soft-float, so the fdlibm "obsolete math" everywhere, :mod:`.newlib_float`).
+* ``"newlib-hard"`` (Cortex-M55 profiles: TFLM built with -mfloat-abi=hard links newlib's
+  thumb/v8-m.main+dp/hard multilib): with a double-precision FPU newlib compiles the
+  table-driven expf / logf / sinf / cosf / exp (the algorithms glibc uses, with fused
+  multiply-adds) instead of fdlibm's, and fdlibm's expm1f / tanhf with gcc's fused
+  multiply-adds. Measured under QEMU (mps3-an547) on 2^20 float32 inputs spread over
+  all bit patterns: equal bit for bit, logf's invalid-operation NaN being Arm's
+  0x7fc00000.
 * ``"rv32"`` (the ESP32 family and riscv32: picolibc's / newlib's fdlibm functions for
   RV32 and RISC-V's NaN rule: every NaN an operation makes is the canonical 0x7fc00000).
 
 Arithmetic: glibc builds run x86 SSE (a NaN operand: the first one, quieted; an invalid
 operation: 0xffc00000); Cortex-M builds are -mfloat-abi=soft and call libgcc's ARM soft-float
 routines, whose NaN rules differ (:func:`.float_ops._arm_nan`); only NaN bit patterns differ.
+The hard-float Cortex-M55 profiles keep those rules for + - * / (the FPU's differ only for
+NaN operands); their fused multiply-adds follow the FPU's (:func:`.matmul.float32_fma`).
 
 sqrtf is IEEE (exact) in both; only the NaN of a negative argument differs (x86's default
 NaN 0xffc00000 against newlib's 0x7fc00000). RSQRT is ``1.f / sqrtf(x)``.
@@ -102,6 +111,29 @@ NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_floa
 
 
 
+def _logf_arm_nan(x) -> np.ndarray:
+    """glibc's table-driven logf with Arm's default NaN (0x7fc00000) for x < 0."""
+    x = np.asarray(x, dtype=np.float32)
+    y = glibc_float.logf(x)
+    invalid = np.isnan(y) & ~np.isnan(x)
+    return np.where(invalid, np.uint32(0x7FC00000).view(np.float32), y).astype(np.float32)
+
+
+def _expm1f_fused(x) -> np.ndarray:
+    return libm_float.expm1f(x, fused=True)
+
+
+def _tanhf_fused(x) -> np.ndarray:
+    return libm_float.tanhf(x, fused=True)
+
+
+NEWLIB_HARD = FloatMath("newlib-hard", libm_float.expf, _expm1f_fused, _tanhf_fused,
+                        _logf_arm_nan, glibc_float.sinf, glibc_float.cosf, newlib_float.sqrtf,
+                        float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,
+                        float_ops.arm_div_f32, float_ops.arm_row_sum, _exp64_glibc,
+                        _dadd_ieee, commuted_add_mul=True)
+
+
 def _canonical_nan(function, double: bool = False):
     """``function`` with every NaN result replaced by RISC-V's canonical quiet NaN
     (0x7fc00000; 0x7ff8000000000000 in double)."""
@@ -127,7 +159,7 @@ RV32 = FloatMath("rv32", *(_canonical_nan(f) for f in (
     float_ops.sub_f32, _mul_x86, _div_x86, float_ops.x86_row_sum)),
     _canonical_nan(newlib_float.exp64, double=True), _canonical_nan(_dadd_ieee, double=True))
 
-_LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB, "rv32": RV32}
+_LIBRARIES = {"glibc": GLIBC, "newlib": NEWLIB, "newlib-hard": NEWLIB_HARD, "rv32": RV32}
 
 
 def math_for(target=None) -> FloatMath:

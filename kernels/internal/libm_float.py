@@ -129,6 +129,12 @@ _ONE = _F32(1.0)
 _HALF = _F32(0.5)
 
 
+def _fma(a, b, c) -> np.ndarray:
+    """float32 fused multiply-add (one rounding)."""
+    from .matmul import float32_fma
+    return float32_fma(a, b, c)
+
+
 def _bits(x):
     return x.view(np.uint32)
 
@@ -139,8 +145,14 @@ def _add_exponent(y, k):
     return (b & 0xFFFFFFFF).astype(np.uint32).view(_F32)
 
 
-def expm1f(x) -> np.ndarray:
-    """fdlibm's expm1f (glibc 2.36) on a float32 array."""
+def expm1f(x, fused: bool = False) -> np.ndarray:
+    """fdlibm's expm1f (glibc 2.36; newlib's is the same code) on a float32 array.
+
+    ``fused``: the code as gcc compiles it for an FPU with fused multiply-add and
+    -ffp-contract=fast (newlib's hard-float Armv8-M multilibs): the polynomial, the
+    ``3 - r1 * hfx`` and ``6 - x * t`` terms, ``x * e - hxs``, ``x * (e - c) - c`` and
+    ``0.5 * (x - e) - 0.5`` are single-rounding fused multiply-adds (read off the
+    disassembly of newlib 3.3.0's thumb/v8-m.main+dp/hard libm)."""
     x = np.asarray(x, dtype=_F32)
     shape = x.shape
     x = x.reshape(-1)
@@ -188,15 +200,28 @@ def expm1f(x) -> np.ndarray:
 
         hfx = _HALF * xr
         hxs = xr * hfx
-        r1 = _ONE + hxs * (_Q1 + hxs * (_Q2 + hxs * (_Q3 + hxs * (_Q4 + hxs * _Q5))))
-        t = _F32(3.0) - r1 * hfx
-        e = hxs * ((r1 - t) / (_F32(6.0) - xr * t))
-        res_k0 = xr - (xr * e - hxs)
-        e = xr * (e - c) - c
-        e = e - hxs
-        res_km1 = _HALF * (xr - e) - _HALF
-        res_k1 = np.where(xr < _F32(-0.25), -_F32(2.0) * (e - (xr + _HALF)),
-                          _ONE + _F32(2.0) * (xr - e))
+        if fused:
+            r1 = _fma(hxs, _Q5, _Q4)
+            for q in (_Q3, _Q2, _Q1, _ONE):
+                r1 = _fma(r1, hxs, q)
+            t = _fma(-r1, hfx, _F32(3.0))
+            e = hxs * ((r1 - t) / _fma(-xr, t, _F32(6.0)))
+            res_k0 = xr - _fma(xr, e, -hxs)
+            e = _fma(xr, e - c, -c)
+            e = e - hxs
+            res_km1 = _fma(xr - e, _HALF, -_HALF)
+            res_k1 = np.where(xr < _F32(-0.25), -_F32(2.0) * (e - (xr + _HALF)),
+                              _fma(xr - e, _F32(2.0), _ONE))
+        else:
+            r1 = _ONE + hxs * (_Q1 + hxs * (_Q2 + hxs * (_Q3 + hxs * (_Q4 + hxs * _Q5))))
+            t = _F32(3.0) - r1 * hfx
+            e = hxs * ((r1 - t) / (_F32(6.0) - xr * t))
+            res_k0 = xr - (xr * e - hxs)
+            e = xr * (e - c) - c
+            e = e - hxs
+            res_km1 = _HALF * (xr - e) - _HALF
+            res_k1 = np.where(xr < _F32(-0.25), -_F32(2.0) * (e - (xr + _HALF)),
+                              _ONE + _F32(2.0) * (xr - e))
         # k <= -2 or k > 56
         y_far = _add_exponent(_ONE - (e - xr), k) - _ONE
         # 2 <= k < 23
@@ -215,8 +240,10 @@ def expm1f(x) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- tanhf
-def tanhf(x) -> np.ndarray:
-    """fdlibm's tanhf (glibc 2.36) on a float32 array."""
+def tanhf(x, fused: bool = False) -> np.ndarray:
+    """fdlibm's tanhf (glibc 2.36; newlib's is the same code) on a float32 array;
+    ``fused``: with newlib's hard-float expm1f (:func:`expm1f`; tanhf itself has no
+    multiply-add to fuse)."""
     x = np.asarray(x, dtype=_F32)
     shape = x.shape
     x = x.reshape(-1)
@@ -226,9 +253,9 @@ def tanhf(x) -> np.ndarray:
         neg = (jx >> np.uint32(31)) == 1
         ax = np.abs(x)
         two = _F32(2.0)
-        t_big = expm1f(two * ax)
+        t_big = expm1f(two * ax, fused)
         z_big = _ONE - two / (t_big + two)
-        t_small = expm1f(-two * ax)
+        t_small = expm1f(-two * ax, fused)
         z_small = -t_small / (t_small + two)
         z = np.where(ix >= 0x3F800000, z_big, z_small)
         z = np.where(ix >= 0x41B00000, _ONE - _F32(1.0e-30), z)

@@ -47,10 +47,14 @@ def float32_fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     even), elementwise with broadcasting. The product of two float32 is exact in float64;
     the float64 sum is made round-to-odd (a TwoSum error term nudges an inexact, even
     result one ulp towards the exact sum), which rounded to float32 (24 bits, 53 >= 24 + 2)
-    gives the correctly rounded fma. Infinities and NaNs take the float64 result."""
-    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
+    gives the correctly rounded fma. Infinities take the float64 result; NaNs follow the
+    Arm FPU's rule for ``vfma`` (FPMulAdd with the default-NaN mode off): the first
+    signalling NaN of (c, a, b) quieted, else the first quiet NaN of (c, a, b), else
+    (0 * inf, or inf - inf) the default NaN 0x7fc00000 -- an accumulator that is already
+    a NaN stays that NaN (only Cortex-M builds with an FPU use this)."""
     c64 = np.asarray(c, np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
+        p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
         s = p + c64
         bb = s - p
         err = (p - (s - bb)) + (c64 - bb)
@@ -58,7 +62,39 @@ def float32_fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         nudge = np.isfinite(err) & (err != 0) & ((bits & 1) == 0)
         if np.any(nudge):
             s = np.where(nudge, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-        return np.asarray(s, np.float64).astype(np.float32)
+        out = np.asarray(s, np.float64).astype(np.float32)
+    nan = np.isnan(out)
+    if np.any(nan):
+        out = _arm_fma_nan(np.asarray(a, np.float32), np.asarray(b, np.float32),
+                           np.asarray(c, np.float32), out)
+    return out
+
+
+_QUIET_BIT = np.uint32(0x00400000)
+_ARM_DEFAULT_NAN = np.uint32(0x7FC00000)
+
+
+def _arm_fma_nan(a: np.ndarray, b: np.ndarray, c: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The NaN an Arm FPU's fused multiply-add returns where ``out`` is a NaN (see
+    :func:`float32_fma`)."""
+    a, b, c, out = np.broadcast_arrays(a, b, c, out)
+    ops = [c, a, b]                       # FPMulAdd's order: addend, then the factors
+    bits = [x.view(np.uint32) for x in ops]
+    result = np.full(out.shape, _ARM_DEFAULT_NAN, np.uint32)
+    chosen = np.zeros(out.shape, bool)
+    for quiet_pass in (False, True):      # signalling NaNs first, then quiet ones
+        for x, xb in zip(ops, bits):
+            hit = np.isnan(x) & (((xb & _QUIET_BIT) != 0) == quiet_pass) & ~chosen
+            result = np.where(hit, xb | _QUIET_BIT, result)
+            chosen |= hit
+    # a quiet-NaN addend with 0 * inf gives the default NaN
+    zero_inf = ((a == 0) & np.isinf(b)) | (np.isinf(a) & (b == 0))
+    qnan_c = np.isnan(c) & ((bits[0] & _QUIET_BIT) != 0)
+    signalling = np.zeros(out.shape, bool)
+    for x, xb in zip(ops, bits):
+        signalling |= np.isnan(x) & ((xb & _QUIET_BIT) == 0)
+    result = np.where(qnan_c & zero_inf & ~signalling, _ARM_DEFAULT_NAN, result)
+    return np.where(np.isnan(out), result.view(np.float32), out).astype(np.float32)
 
 
 def _fused_sequential(a: np.ndarray, b: np.ndarray, shape) -> np.ndarray:

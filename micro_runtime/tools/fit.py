@@ -94,6 +94,12 @@ def fit_report(model_path: str, board: Optional[str] = None, target: Optional[st
         notes.append(f"no recorded TFLM firmware build for target {target_name} (builds with "
                      f"tables: {', '.join(available_builds()) or 'none'}): TFLM's code, static RAM "
                      "and stack are not predicted" + ("" if object_sizes(target_name) else ", nor its objects"))
+        core = target_name.split("+")[0]
+        siblings = [b for b in available_builds() if b.split("+")[0] == core and b != target_name]
+        if siblings:
+            notes.append("the same core with another kernel library has tables: "
+                         + ", ".join(f"--target {b}" for b in siblings)
+                         + " (its code and stack differ from this build's)")
         pred = None
     else:
         pred = table.predict(ops, model_node_keys(model))
