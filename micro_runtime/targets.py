@@ -684,9 +684,9 @@ def targets_help() -> str:
                      f"{cpu}: {functions}{same}; also {also}")
     lines.append(f"{'<esp chip>+ansi':<21}the same with ESP-NN's plain C (CONFIG_NN_ANSI_C): "
                  "one build for every chip")
-    for npu, what in ETHOS_U_NPUS.items():
-        lines.append(f"{'cortex-m55+' + npu:<21}cortex-m55+cmsis-nn with TFLM's Ethos-U kernel: "
-                     f"Vela-compiled models for an {what.split(' (')[0]} (sized, not run)")
+    lines.append(f"{'cortex-m55+<npu>':<21}cortex-m55+cmsis-nn with TFLM's Ethos-U kernel for "
+                 "Vela-compiled models (sized, the NPU not run); <npu> as Vela's "
+                 "--accelerator-config: " + ", ".join(ETHOS_U_NPUS))
     return "\n".join(lines)
 
 
