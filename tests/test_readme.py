@@ -103,3 +103,20 @@ def test_readme_console_block(block, tmp_path):
         got = normalise(proc.stdout)
         assert expected_pattern(normalise(expected)).fullmatch(got), \
             f"$ {command}\nREADME shows:\n{expected}\nit printed:\n{got}"
+
+
+def test_the_target_comparison_table_is_what_size_says():
+    """The README's table of minimum arenas per target (a row per model, a column per
+    target) holds the figures `size` computes."""
+    from micro_runtime.tools.sizing import measure_arena
+    from tests.helpers import model_path
+    text = open(README).read()
+    header = re.search(r"^\| model \|((?: `[^`]+` \|)+)\n\|[-|: ]+\n((?:\|.*\n)+)", text, re.M)
+    assert header, "the README has no model / target table"
+    targets = re.findall(r"`([^`]+)`", header.group(1))
+    rows = [[c.strip() for c in line.strip("|\n").split("|")] for line in header.group(2).splitlines()]
+    assert len(targets) >= 3 and len(rows) >= 3
+    for name, *figures in rows:
+        for target, shown in zip(targets, figures):
+            assert measure_arena(model_path(name), target).min_arena_bytes == int(shown.replace(",", "")), \
+                (name, target)
