@@ -88,6 +88,35 @@ def _variable_start(tensor) -> int:
     return 0
 
 
+#: ops whose kernels read only the shape and type of their input, never its values
+SHAPE_ONLY_OPS = frozenset({"SHAPE", "ZEROS_LIKE"})
+
+
+def undefined_read(model: Model) -> Optional[str]:
+    """Why invoking ``model`` reads undefined bytes, or None: an operator reads a tensor
+    nothing has written (not an input of its subgraph, not constant, not a variable,
+    not an output of an earlier operator). TFLM allocates and runs such a model, but the
+    kernel then reads whatever the arena held there (a fresh arena's malloc'd bytes, or
+    what an earlier buffer left), so its outputs are undefined."""
+    for s, sg in enumerate(model.subgraphs):
+        written = set(t for t in sg.inputs if t >= 0)
+        for op in sg.operators:
+            if op.name not in SHAPE_ONLY_OPS:
+                for k, t in enumerate(op.inputs):
+                    if t < 0 or t >= len(sg.tensors) or t in written:
+                        continue
+                    spec = sg.tensors[t]
+                    if spec.data is not None or spec.is_variable or any(int(d) == 0 for d in spec.shape):
+                        continue
+                    return (f"{op.describe()}: input {k} ({spec.describe()}) is read before anything "
+                            f"writes it (not an input of subgraph {s}, not constant, not a variable, "
+                            "not an output of an earlier operator): TFLM reads whatever bytes its "
+                            "arena holds there, so the outputs are undefined (allocation and sizing "
+                            "are exact)")
+            written.update(t for t in op.outputs if t >= 0)
+    return None
+
+
 @add_tflm_aliases
 class MicroInterpreter:
     """Runs a model in an emulated TFLM tensor arena.
@@ -121,10 +150,11 @@ class MicroInterpreter:
     invoking such an operator raises :class:`~micro_runtime.errors.KernelError`.
     """
 
-    #: invoke refuses an offline plan whose outputs are not emulated (live buffers on
-    #: shared bytes, see :meth:`arena.allocator.MicroAllocator._offline_overlap`);
-    #: sizing passes and invokes for figures only (``npu_stub``) go on: their
-    #: allocations are exact
+    #: invoke refuses a model whose outputs are not emulated: an offline plan with live
+    #: buffers on shared bytes (:meth:`arena.allocator.MicroAllocator._offline_overlap`),
+    #: or a tensor read before anything writes it (:func:`undefined_read`); sizing
+    #: passes and invokes for figures only (``npu_stub``) go on: their allocations are
+    #: exact
     refuse_unemulated_plans = True
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
@@ -174,6 +204,7 @@ class MicroInterpreter:
         self.delegates = []
         # Unknown operators are reported all at once, before any allocation.
         self._allocated = self._invoked = False
+        self._undefined_read: Optional[str] = None     # computed on the first invoke
         try:
             self.op_resolver.check(self.model)
             self._check_tensor_sizes()
@@ -543,10 +574,15 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
-            overlap = getattr(self.allocator, "offline_overlap", None)
-            if (overlap and self.refuse_unemulated_plans and not self.npu_stub
-                    and not self.target.co_processor):      # Vela's plans: the NPU's own
-                raise ModelError(overlap)
+            # (a co-processor's operators - Vela's - share and read their scratch on purpose)
+            if self.refuse_unemulated_plans and not self.npu_stub and not self.target.co_processor:
+                if self._undefined_read is None:
+                    self._undefined_read = undefined_read(self.model) or ""
+                overlap = getattr(self.allocator, "offline_overlap", None)
+                if overlap:
+                    raise ModelError(overlap)
+                if self._undefined_read:
+                    raise ModelError(self._undefined_read)
             self.ctx.loop_iterations = 0
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours

@@ -42,6 +42,8 @@ def accumulator_model(shape, dtype="FLOAT32", init=None, container="", init_hand
     m.inputs, m.outputs = [x], [s]
     g = b.subgraph("init")
     h2 = g.add_tensor("h", (), "RESOURCE")
+    if init is None:        # the variable starts at 0 (an unwritten tensor is undefined)
+        init = np.zeros(shape, NUMPY[dtype])
     c = g.add_tensor("c", shape, dtype, data=init)
     g.add_operator("VAR_HANDLE", [], [h2], container=container, shared_name="acc")
     g.add_operator("ASSIGN_VARIABLE", [h2, c], [])

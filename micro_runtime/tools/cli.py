@@ -43,6 +43,8 @@ def __getattr__(name):
         return SIZE_KEYS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+#: the most samples one ``run`` takes (one invoke each; ``eval`` runs data sets)
+MAX_RUN_SAMPLES = 10000
 #: the class name each ``--interpreter`` value stands for
 CLASS_NAMES = {"recording": "RecordingMicroInterpreter", "micro": "MicroInterpreter"}
 
@@ -379,6 +381,9 @@ def cmd_run(args) -> int:
     it = _make_interpreter(model, args, args.arena_size, invoke=False)
     inputs, batched = load_samples(args.input, specs, args.quantize)
     count = inputs[0].shape[0] if inputs else 1
+    if count > MAX_RUN_SAMPLES:
+        raise InputError(f"--input holds {count} samples; run takes at most {MAX_RUN_SAMPLES} "
+                         "(one invoke each): use eval for a data set (many samples per pass)")
     results: List[List[np.ndarray]] = [[] for _ in main.outputs]
     for n in range(count):
         if n:
