@@ -291,6 +291,7 @@ class Evaluator:
                                   or batch < 1):
             raise InputError(f"batch must be a positive number of samples, not {batch!r}")
         self.single = self._single_interpreter(arena_size)
+        self.single.check_emulated()        # outputs defined and emulated, as for invoke
         main = self.model.main
         for k, t in enumerate(main.inputs):
             if main.tensors[t].data is not None:

@@ -574,15 +574,7 @@ class MicroInterpreter:
             if not self._allocated and self._failed is not None:
                 self._report("Invoke() called after initialization failed")
             self._allocate_once()
-            # (a co-processor's operators - Vela's - share and read their scratch on purpose)
-            if self.refuse_unemulated_plans and not self.npu_stub and not self.target.co_processor:
-                if self._undefined_read is None:
-                    self._undefined_read = undefined_read(self.model) or ""
-                overlap = getattr(self.allocator, "offline_overlap", None)
-                if overlap:
-                    raise ModelError(overlap)
-                if self._undefined_read:
-                    raise ModelError(self._undefined_read)
+            self.check_emulated()
             self.ctx.loop_iterations = 0
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
@@ -599,6 +591,21 @@ class MicroInterpreter:
                 self._invoked = True
                 self.arena.tracing = False
             return status
+
+    def check_emulated(self) -> None:
+        """Raise :class:`ModelError` when this allocated model's outputs are not emulated:
+        an offline plan with live buffers on shared bytes, or a tensor read before anything
+        writes it (see :attr:`refuse_unemulated_plans`). A co-processor's operators (Vela's)
+        share and read their scratch on purpose: not checked on those targets."""
+        if not self.refuse_unemulated_plans or self.npu_stub or self.target.co_processor:
+            return
+        if self._undefined_read is None:
+            self._undefined_read = undefined_read(self.model) or ""
+        overlap = getattr(self.allocator, "offline_overlap", None)
+        if overlap:
+            raise ModelError(overlap)
+        if self._undefined_read:
+            raise ModelError(self._undefined_read)
 
     def _abandon_invoke(self, trace_length: int) -> None:
         """After an invoke that did not finish: its temporaries are dropped, the

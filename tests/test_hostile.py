@@ -606,6 +606,9 @@ def test_an_offline_plan_with_live_buffers_on_shared_bytes_is_sized_but_not_run(
     it.allocate_tensors()
     with pytest.raises(ModelError, match="shares bytes with .* while both are alive"):
         it.invoke()
+    from micro_runtime import evaluate
+    with pytest.raises(ModelError, match="shares bytes with .* while both are alive"):
+        evaluate(raw, [np.zeros((3, 1), np.int8)], target="host64")
     # the same offsets for two buffers never alive together are emulated as usual
     first = model.main.operators[0]
     raw = write_offline_plan(model, {first.inputs[0]: 0, dst: 0})
