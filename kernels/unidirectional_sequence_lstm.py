@@ -350,9 +350,9 @@ class UnidirectionalSequenceLstm(Kernel):
         if data.cell_gate_nonlinear_type in (ACT_SIGMOID, ACT_TANH):
             data.cell_gate_table = int16_table(
                 lambda v: self._activate_integer(v, data.cell_gate_nonlinear_type))
-        cell_shift = 15 + data.cell_state_scale_power - 3
+        cell_shift = int(wrap_int32(15 + data.cell_state_scale_power - 3))     # C int32
         if cell_shift < 0:
-            data.tanh_cell_table = int16_table(lambda v: tanh_int16(v, 3, -cell_shift))
+            data.tanh_cell_table = int16_table(lambda v: tanh_int16(v, 3, int(wrap_int32(-cell_shift))))
         else:
             data.tanh_cell_table = int16_table(lambda v: tanh_int16(v, 0, cell_shift))
 

@@ -20,7 +20,8 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from .quantization import c_float_to_int32, checked_log2, round_half_away, wrap_int16, wrap_int32
+from .quantization import (c_float_to_int32, c_shift_factor, c_shift_right, checked_log2, round_half_away,
+                           wrap_int16, wrap_int32)
 
 LUT_INT16_SIZE = 513
 _INT16_MIN, _INT16_MAX = -32768, 32767
@@ -127,11 +128,14 @@ def sigmoid_table_input_multiplier(input_scale: float, power_of_two_shifts) -> T
 
 
 def _table_input(x: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:
-    """The int16 input on the table's scale: (x * multiplier + round) >> shift, int32."""
+    """The int16 input on the table's scale: (x * multiplier + round) >> shift in int32
+    arithmetic (wrapping), with shift counts of 32 or more as the CPU evaluates them (an
+    LSTM whose cell scale is far from 2^-15 reaches them)."""
     if multiplier == 0:
-        multiplier, left_shift = 3 << left_shift, 0
-    rounding = (1 << (left_shift - 1)) if left_shift > 0 else 0
-    return wrap_int32(np.asarray(x, dtype=np.int64) * multiplier + rounding) >> left_shift
+        multiplier, left_shift = int(wrap_int32(3 * int(c_shift_factor(left_shift)))), 0
+    rounding = int(c_shift_factor(left_shift - 1)) if left_shift > 0 else 0
+    value = wrap_int32(wrap_int32(np.asarray(x, dtype=np.int64) * multiplier) + rounding)
+    return c_shift_right(value, left_shift)
 
 
 def _interpolate(magnitude: np.ndarray, fraction_bits: int, saturated: int) -> np.ndarray:

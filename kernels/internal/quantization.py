@@ -112,6 +112,18 @@ def c_shift_factor(shift: ArrayLike) -> np.ndarray:
     return np.where(low >= 32, 0, wrap_int32(np.int64(1) << np.minimum(low, 31)))
 
 
+def c_shift_right(x: ArrayLike, shift: ArrayLike) -> np.ndarray:
+    """``x >> shift`` for int32 ``x`` and a count >= 0 as the current CPU evaluates it
+    (counts of 32 or more are undefined in C): x86 shifts by ``shift & 31``, Arm by the
+    count's low byte, all sign bits from 32 on."""
+    x = np.asarray(x, dtype=np.int64)
+    s = np.asarray(shift, dtype=np.int64)
+    if current_cpu() == "x86":
+        return x >> (s & 31)
+    low = s & 0xFF
+    return np.where(low >= 32, x >> 31, x >> np.minimum(low, 31))
+
+
 def c_float_to_int32(value) -> int:
     """The C conversion ``static_cast<int32_t>(value)`` of a float or double on the
     current CPU (truncation toward zero): a value outside the int32 range, inf or nan is
@@ -260,11 +272,7 @@ def _c_rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray
     mask = wrap_int32((np.int64(1) << np.minimum(e & 63, 62)) - 1) if current_cpu() == "x86" else \
         wrap_int32((np.int64(1) << np.minimum(e, 62)) - 1)
     mask = np.where(e >= 32, -1, mask)
-    if current_cpu() == "x86":
-        shifted = x >> (e & 31)
-    else:
-        low = e & 0xFF
-        shifted = np.where(low >= 32, x >> 31, x >> np.minimum(low, 31))
+    shifted = c_shift_right(x, e)
     remainder = wrap_int32(x & mask)
     threshold = (mask >> 1) + (x < 0)
     return shifted + (remainder > threshold)
