@@ -112,6 +112,10 @@ class FullyConnected(Kernel):
 
         if inp.type != FLOAT32:
             self._prepare_quantized(ctx, node, data, params, inp, flt, bias, out)
+        elif bias is not None and bias.type != FLOAT32:
+            # TFLM reads the bias bytes as float32 whatever the tensor's type says
+            raise ctx.error(f"bias type {type_name(bias.type)} not supported with FLOAT32 input "
+                            f"(expected FLOAT32)")
         if ctx.is_tensor_compressed(node, WEIGHTS) and flt.type == INT4:
             raise ctx.error("Compression not supported with INT4 tensors")
         data.decompress = ctx.decompression_scratch(node, WEIGHTS, BIAS)

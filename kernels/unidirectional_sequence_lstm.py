@@ -100,6 +100,13 @@ def _clamp(x, lo, hi):
     return np.minimum(np.maximum(x, lo), hi)
 
 
+def _cell_clip_bounds(quantized_clip: int):
+    """(lo, hi) of the int16 cell-state clip, applied as min(max(c, lo), hi) with lo =
+    -clip as int16. The order matters only for a negative clip (a negative cell scale):
+    every value becomes the clip itself, as measured on the tflite-micro package."""
+    return int(wrap_int16(-quantized_clip)), quantized_clip
+
+
 def _clamp_float(x):
     """ActivationFunctionWithMinMax with kTfLiteActNone's range (lowest .. max)."""
     return np.minimum(np.maximum(x, -_FLT_MAX), _FLT_MAX)
@@ -424,8 +431,7 @@ class UnidirectionalSequenceLstm(Kernel):
             c = self._mul(forget, cell, data.forget_cell_mul)
             c = _clamp(c + self._mul(input_gate, cell_gate, data.input_mul), -32768, 32767)
             if data.cell_clip > 0:
-                q = data.quantized_cell_clip
-                c = np.maximum(np.minimum(q, c), -q)
+                c = _clamp(c, *_cell_clip_bounds(data.quantized_cell_clip))
             cell[...] = c
             tanh_cell = apply_int16_table(data.tanh_cell_table, c)
             hidden[...] = self._mul(tanh_cell, output_gate, data.output_mul)
@@ -533,8 +539,7 @@ class _FastInt8Plan:
         plan.forget, plan.input, plan.output = forget, inp, output
         plan.sum_offset = stage_in.offset + stage_rec.offset
         if data.cell_clip > 0:
-            q = data.quantized_cell_clip
-            plan.cell_lo, plan.cell_hi = max(-32768, -q), min(32767, q)
+            plan.cell_lo, plan.cell_hi = _cell_clip_bounds(data.quantized_cell_clip)
         else:
             plan.cell_lo, plan.cell_hi = -32768, 32767
         plan.tables = None

@@ -31,6 +31,10 @@ from .interpreter import MicroInterpreter
 from .model import Model, load_model
 from .op_resolver import OpResolver, default_op_resolver
 
+#: tensor types the package exchanges with numpy in no direction (set_input, get_output)
+_NOT_NUMPY_TYPES = frozenset({schema.TensorType.STRING, schema.TensorType.RESOURCE,
+                              schema.TensorType.VARIANT})
+
 
 class InterpreterConfig(enum.Enum):
     """As in tflite_micro: record allocations (greedy planner), or keep every tensor
@@ -130,12 +134,23 @@ class Interpreter:
         if input_data is None:
             raise InputError("Input data must not be None")
         _check_index(index)
+        self._check_io_type(self._interpreter.model.subgraphs[0].inputs, index)
         self._interpreter.set_input(input_data, index)
 
     def get_output(self, index: int) -> np.ndarray:
         """A copy of output ``index`` after the last invoke."""
         _check_index(index)
+        self._check_io_type(self._interpreter.model.subgraphs[0].outputs, index)
         return np.array(self._interpreter.output(index), copy=True)
+
+    def _check_io_type(self, tensor_indices, index: int) -> None:
+        """The package exchanges no string, resource or variant tensor with numpy (it
+        refuses them with these words, on inputs too)."""
+        if 0 <= index < len(tensor_indices):
+            spec = self._interpreter.model.subgraphs[0].tensors[tensor_indices[index]]
+            if spec.type in _NOT_NUMPY_TYPES:
+                raise InputError("TFLM doesn't support strings, resource variables, or variants "
+                                 f"as outputs. (tensor {spec.name!r} has type {schema.tensor_type_name(spec.type)})")
 
     def GetTensor(self, tensor_index: int, subgraph_index: int = 0) -> dict:
         """dtype, shape and a copy of any tensor's data (kPreserveAllTensors only)."""

@@ -614,3 +614,53 @@ def test_an_offline_plan_with_live_buffers_on_shared_bytes_is_sized_but_not_run(
     raw = write_offline_plan(model, {first.inputs[0]: 0, dst: 0})
     it = MicroInterpreter(raw, arena_size=1 << 16, target="host64", error_reporter=lambda m: None)
     it.invoke()
+
+
+def test_mistyped_tensors_run_as_tflm_or_are_refused_with_a_reason(oracle):
+    """A tensor whose type field is changed: a float FULLY_CONNECTED bias that is not
+    float32 is refused in prepare (TFLM reads its bytes as float32), as the
+    convolutions refuse it; a string / resource / variant input of the drop-in
+    Interpreter is refused with the package's words; an LSTM whose cell-state scale is
+    not a power of two (negative, huge, nan) runs as TFLM runs it (CheckedLog2's result
+    is used, its failure ignored: shift counts of 32 or more, evaluated as the CPU does)."""
+    from micro_runtime import KernelError, MicroInterpreter, load_model
+    from micro_runtime.api import Interpreter
+    from micro_runtime.tools.model_writer import ModelBuilder
+
+    def retyped(name, tensor_name, new_type=None, scale=None):
+        mb = ModelBuilder.from_model(load_model(model_path(name)))
+        t = next(t for t in mb.subgraphs[0].tensors if t.name == tensor_name)
+        if new_type is not None:
+            t.type = new_type
+        if scale is not None:
+            t.quantization = (np.array([scale], np.float32),) + tuple(t.quantization[1:])
+        return mb.build()
+
+    for new_type in (2, 7, 9, 16):          # INT32, INT16, INT8, UINT16
+        model = retyped("hello_world_float", "sequential/dense/BiasAdd/ReadVariableOp", new_type)
+        it = MicroInterpreter(model, arena_size=1 << 14, error_reporter=lambda m: None)
+        with pytest.raises(KernelError, match="bias type .* not supported with FLOAT32 input"):
+            it.allocate_tensors()
+
+    from micro_runtime import InputError
+    seanet = os.path.join(ROOT, "tests", "data", "tflm_examples", "seanet", "transpose_conv2.tflite")
+    mb = ModelBuilder.from_model(load_model(seanet))
+    mb.subgraphs[0].tensors[mb.subgraphs[0].inputs[0]].type = 13     # RESOURCE (was INT32)
+    model = mb.build()
+    x = np.array([1, 3, 42, 32], np.int32)
+    tflm = oracle.run(model, [x, np.zeros((1, 1, 20, 32), np.int16)])
+    assert not tflm.ok and "resource variables, or variants" in tflm.error
+    with pytest.raises(InputError, match="resource variables, or variants"):
+        Interpreter.from_bytes(model, arena_size=1 << 20).set_input(x, 0)
+
+    rng = np.random.default_rng(5)
+    cell = "tfl.pseudo_qconst1"                                       # the int16 cell state
+    for scale in (-1.0, 3.0, 1e30, float("nan"), 2.0 ** -40, 2.0 ** 20):
+        model = retyped("trained_lstm_int8", cell, scale=scale)
+        inputs = [rng.integers(-128, 128, (1, 28, 28)).astype(np.int8)]
+        tflm = oracle.run(model, inputs)
+        it = MicroInterpreter(model, arena_size=1 << 20, target="host64", error_reporter=lambda m: None)
+        it.allocate_tensors()
+        it.set_input(inputs[0], 0)
+        it.invoke()
+        assert tflm.ok and np.array_equal(it.output(0), tflm.outputs[0]), scale
