@@ -403,6 +403,45 @@ def test_one_path_for_several_outputs_is_documented_and_reported(capsys, tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["o_0.npy", "o_1.npy", "two.tflite", "x.npy"]
 
 
+def test_no_verb_writes_over_a_file_it_reads_or_one_file_twice(capsys, tmp_path):
+    """The model, an input or the labels given as the file to write is refused before any
+    work (bytes unchanged), through another spelling of the path too; so is one file
+    given for two outputs."""
+    import shutil
+    model = tmp_path / "m.tflite"
+    shutil.copy(model_path("hello_world_int8"), model)
+    np.save(tmp_path / "x.npy", np.zeros((1, 1), np.int8))
+    np.save(tmp_path / "xs.npy", np.zeros((4, 1, 1), np.int8))
+    np.save(tmp_path / "labels.npy", np.zeros(4, np.int64))
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    same_model = str(tmp_path / "." / "m.tflite")
+    cases = [["run", model, "--input", tmp_path / "x.npy", "--output", same_model],
+             ["run", model, "--input", tmp_path / "x.npy", "--output", tmp_path / "x.npy"],
+             ["eval", model, "--inputs", tmp_path / "xs.npy", "--output", tmp_path / "xs.npy"],
+             ["eval", model, "--inputs", tmp_path / "xs.npy", "--labels", tmp_path / "labels.npy",
+              "--output", tmp_path / "labels.npy"],
+             ["plan", model, "--svg", model],
+             ["optimize", model, "-o", model, "--budget", "0.2"],
+             ["fit", model, "--board", "nucleo-f746zg", "--svg", model]]
+    for argv in cases:
+        err = one_line_error(*cli(capsys, *argv))
+        assert "is a file this command reads" in err, (argv, err)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+    from micro_runtime.tools.model_writer import ModelBuilder
+    b = ModelBuilder()
+    g = b.subgraph()
+    x, y, z = (g.add_tensor(n, (1, 4), "FLOAT32") for n in "xyz")
+    g.add_operator("RELU", [x], [y])
+    g.add_operator("TANH", [x], [z])
+    g.inputs, g.outputs = [x], [y, z]
+    (tmp_path / "two.tflite").write_bytes(b.build())
+    np.save(tmp_path / "x4.npy", np.ones((1, 4), np.float32))
+    err = one_line_error(*cli(capsys, "run", tmp_path / "two.tflite", "--input", tmp_path / "x4.npy",
+                              "--output", tmp_path / "o.npy", "--output", tmp_path / "o.npy"))
+    assert "is given for two outputs" in err and not (tmp_path / "o.npy").exists()
+
+
 # ------------------------------------------------------------- one input-shape rule
 def per_sample_outputs(model, xs):
     it = mr.MicroInterpreter(model, None, 1 << 20, target="host64")

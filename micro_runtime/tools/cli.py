@@ -30,7 +30,7 @@ from ..errors import InputError, MicroRuntimeError
 from ..targets import DEFAULT_TARGET, TARGET_ALIASES, get_target, targets_help
 from .model_paths import (BUNDLED_PREFIX, bundled_dir, bundled_names,  # noqa: F401 - re-exported
                           load_model_arg as _load, model_name as _model_name, resolve_model_path)
-from .output_paths import check_output_path, output_files, write_file
+from .output_paths import check_output_path, output_files, reads_of, write_file
 
 # the interpreter classes a figure can be for (as micro_runtime.tools.sizing.INTERPRETERS;
 # the kernels are imported only when a command runs, so Ctrl-C is handled from the start)
@@ -343,7 +343,8 @@ def cmd_plan(args) -> int:
     from .plan_view import ascii_chart, format_peak, head_peak, plan_entries, svg_timeline
     if args.width < 10:
         raise InputError(f"--width must be at least 10 characters, not {args.width}")
-    svg_path = check_output_path(args.svg, "--svg", "plan.svg") if args.svg is not None else None
+    svg_path = (check_output_path(args.svg, "--svg", "plan.svg", reads_of(args.model))
+                if args.svg is not None else None)
     model = _load(args.model)
     it = _make_interpreter(model, args, args.arena_size, invoke=False)
     entries = plan_entries(it)
@@ -375,7 +376,8 @@ def cmd_run(args) -> int:
     model = _load(args.model)
     main = model.main
     specs = [main.tensors[t] for t in main.inputs]
-    paths = output_files(list(args.output or []), len(main.outputs), "--output")
+    paths = output_files(list(args.output or []), len(main.outputs), "--output",
+                         reads=reads_of(args.model, *args.input))
     if len(args.input) != len(specs):
         raise InputError(f"the model has {len(specs)} input(s); got {len(args.input)} --input file(s)")
     it = _make_interpreter(model, args, args.arena_size, invoke=False)
@@ -422,7 +424,8 @@ def cmd_eval(args) -> int:
     if args.batch is not None and args.batch < 1:
         raise InputError(f"--batch must be a positive number of samples, not {args.batch}")
     model = _load(args.model)
-    paths = output_files(list(args.output or []), len(model.main.outputs), "--output")
+    paths = output_files(list(args.output or []), len(model.main.outputs), "--output",
+                         reads=reads_of(args.model, *args.inputs, args.labels, args.expected))
     with _progress(args, "eval") as bar:
         result = run_evaluation(model, args.inputs, target=args.target, batch=args.batch,
                                 stream=args.stream, labels_path=args.labels,
@@ -487,7 +490,7 @@ def cmd_optimize(args) -> int:
     from .optimizer import optimize_model
     if not args.budget > 0:
         raise InputError(f"--budget must be a positive number of seconds, not {args.budget}")
-    check_output_path(args.output, "-o", "optimized.tflite")
+    check_output_path(args.output, "-o", "optimized.tflite", reads_of(args.model))
     model = _load(args.model)
     result = optimize_model(model, args.target, op_resolver=args.resolver, reorder=args.reorder,
                             budget_s=args.budget,
@@ -536,7 +539,7 @@ def _optimize_patches(args) -> int:
         raise InputError(f"--refine-moves must be >= 0, not {args.refine_moves}")
     if args.max_stages < 1:
         raise InputError(f"--max-stages must be at least 1, not {args.max_stages}")
-    check_output_path(args.output, "-o", "optimized.tflite")
+    check_output_path(args.output, "-o", "optimized.tflite", reads_of(args.model))
     result = optimize_with_patches(model, args.target, grid=args.patches or "auto",
                                    op_resolver=args.resolver,
                                    stage_end=args.stage_end, budget_s=args.budget,

@@ -325,8 +325,8 @@ def fit_svg(rec: dict) -> str:
 def cmd_fit(args) -> int:
     import json
     from .model_paths import model_name as _model_name, resolve_model_path
-    from .output_paths import check_output_path
-    svg_path = check_output_path(args.svg, "--svg", "fit.svg") if args.svg else None
+    from .output_paths import check_output_path, reads_of
+    svg_path = check_output_path(args.svg, "--svg", "fit.svg", reads_of(args.model)) if args.svg else None
     if args.board is None and args.target is None and (args.ram is None or args.flash is None):
         raise InputError("give --board NAME (micro-runtime boards lists them), or --target T "
                          "--ram BYTES --flash BYTES")
