@@ -43,6 +43,8 @@ MAX_PROBE_ARENA_BYTES = 1 << 28
 MAX_ARENA_BYTES = PROBE_ARENA_BYTES
 #: the largest alternate decompression memory (bytes): TFLM's size_t on 32-bit targets
 MAX_ALT_DECOMPRESSION_BYTES = (1 << 32) - 1
+#: the largest ``num_resource_variables`` (TFLM takes an int)
+MAX_RESOURCE_VARIABLES = (1 << 31) - 1
 
 #: TFLM's kTfLiteOk, and kTfLiteAbort: a kernel's invoke returns it to end the run early
 STATUS_OK, STATUS_ABORT = 0, 15
@@ -178,6 +180,9 @@ class MicroInterpreter:
         if planner not in ("greedy", "linear"):
             raise InputError(f"planner must be 'greedy' or 'linear', not {planner!r}")
         self.planner = planner
+        for name, flag in (("recording", recording), ("npu_stub", npu_stub)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise InputError(f"{name} must be True or False, not {flag!r}")
         self.recording = bool(recording)
         if arena_size is None:
             arena_size = len(self.model.raw) * 10
@@ -189,6 +194,10 @@ class MicroInterpreter:
         self._guard = _Guard()
         #: optional callable(node, seconds) called after each operator's invoke
         self.profiler: Optional[Callable] = None
+        if (isinstance(num_resource_variables, bool) or not isinstance(num_resource_variables, (int, np.integer))
+                or not 0 <= num_resource_variables <= MAX_RESOURCE_VARIABLES):
+            raise InputError(f"num_resource_variables must be a count from 0 to {MAX_RESOURCE_VARIABLES}, "
+                             f"not {num_resource_variables!r}")
         self.num_resource_variables = int(num_resource_variables)
         if (isinstance(alt_decompression_memory_size, bool)
                 or not isinstance(alt_decompression_memory_size, (int, np.integer))

@@ -96,6 +96,17 @@ def test_bad_arena_size_argument():
         MicroInterpreter(model_path("hello_world_float"), arena_size="big")
 
 
+@pytest.mark.parametrize("argument, value", [("recording", "yes"), ("recording", 1), ("npu_stub", "no"),
+                                             ("num_resource_variables", 1.5),
+                                             ("num_resource_variables", "2"),
+                                             ("num_resource_variables", -1),
+                                             ("num_resource_variables", 1 << 31),
+                                             ("num_resource_variables", True)])
+def test_other_arguments_are_checked_not_cast(argument, value):
+    with pytest.raises(InputError, match=argument):
+        MicroInterpreter(model_path("hello_world_float"), **{argument: value})
+
+
 def test_unknown_target():
     with pytest.raises(InputError, match="unknown target 'stm32'"):
         MicroInterpreter(model_path("hello_world_float"), target="stm32")
