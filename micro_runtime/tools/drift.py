@@ -195,23 +195,27 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
         seed_list = list(range(int(seeds)))
         samples = [random_inputs(in_specs, s) for s in seed_list]
 
-    outs_ref: List[List[np.ndarray]] = [[] for _ in sg.outputs]
+    # the integer reference: every sample from the reset state in batched blocks (the
+    # outputs of per-sample invokes, tests/test_batched.py); the delegate one by one
+    from ..batched import Evaluator
+    evaluator = Evaluator(model, target=target, op_resolver=op_resolver, samples=len(samples),
+                          max_loop_iterations=max_loop_iterations)
+    outs_ref = evaluator.run([np.stack([sample[i] for sample in samples]) for i in range(len(in_specs))])
     outs_acc: List[List[np.ndarray]] = [[] for _ in sg.outputs]
     for done, sample in enumerate(samples, 1):
-        for it, store in ((reference, outs_ref), (accelerated, outs_acc)):
-            it.reset()
-            for i, x in enumerate(sample):
-                it.set_input(x, i)
-            it.invoke()
-            for k in range(len(sg.outputs)):
-                store[k].append(np.array(it.output(k)))
+        accelerated.reset()
+        for i, x in enumerate(sample):
+            accelerated.set_input(x, i)
+        accelerated.invoke()
+        for k in range(len(sg.outputs)):
+            outs_acc[k].append(np.array(accelerated.output(k)))
         if on_progress is not None:
             on_progress(done, len(samples))
 
     outputs = []
     for k, t in enumerate(sg.outputs):
         spec = sg.tensors[t]
-        a = np.stack(outs_ref[k])
+        a = outs_ref[k].reshape((len(samples),) + tuple(spec.shape))
         b = np.stack(outs_acc[k])
         if np.issubdtype(a.dtype, np.floating):
             diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
