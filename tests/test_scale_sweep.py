@@ -384,7 +384,9 @@ CASES: Dict[str, Callable] = {
 
 def sweep(oracle, name: str, sets: int, seed0: int = 0, draw=Draw) -> Tuple[int, int, int, List[str]]:
     """(scale sets compared, both rejected, output values compared, differences);
-    ``draw``: :class:`Draw` (usual scales) or :class:`ExtremeDraw`."""
+    ``draw``: :class:`Draw` (usual scales) or :class:`ExtremeDraw`. "Rejected" also counts
+    the sets on which TFLM computes with memory it never initialised (a pooling
+    activation bound its prepare failed to set) and ours refuses saying so."""
     compared = rejected = values = 0
     problems: List[str] = []
     for k in range(sets):
@@ -401,7 +403,8 @@ def sweep(oracle, name: str, sets: int, seed0: int = 0, draw=Draw) -> Tuple[int,
             if len(problems) < 3:
                 problems.append(f"seed {seed}: raw {type(e).__name__}: {e}")
         if not theirs.ok or our_error is not None:
-            if theirs.ok != (our_error is None) and len(problems) < 3:
+            undefined = isinstance(our_error, MicroRuntimeError) and "uninitialised" in str(our_error)
+            if theirs.ok != (our_error is None) and not undefined and len(problems) < 3:
                 problems.append(f"seed {seed}: TFLM ok={theirs.ok} ({theirs.error}), ours {our_error!r}")
             rejected += 1
             continue
