@@ -2,20 +2,40 @@
 
 A multiplier computed in float32 where TFLM computes in double (or the reverse) moves an
 output by one step only on the few inputs near a rounding boundary, which random inputs
-and a handful of scales rarely reach (issue 17's FULLY_CONNECTED went unseen). Here each
-op runs under many random scale sets (log-uniform, zero points random), and each run sees
-every input value its element-wise integer path can receive:
+and a handful of scales rarely reach (issue 17's FULLY_CONNECTED went unseen). Here every
+kernel that derives a multiplier from tensor scales (or checks them) runs under many
+random scale sets (log-uniform, zero points random), each run seeing every input value
+its element-wise integer path can receive:
 
-* unary int8 ops: all 256 inputs; unary int16 ops: all 65536 inputs;
-* binary int8 ops (ADD, SUB, MUL, SQUARED_DIFFERENCE, DIV): all 65536 input pairs (which
-  also covers ADD's int8 pair table completely); binary int16 ops: 65536 random pairs;
-* FULLY_CONNECTED int8 / int16 / per-channel and CONV_2D / DEPTHWISE_CONV_2D with random
-  inputs (bias and weights random);
+* unary int8 / uint8 ops: all 256 inputs; unary int16 ops: all 65536 inputs (RELU,
+  RELU6, LEAKY_RELU, HARD_SWISH, ELU, ABS, RSQRT (its valid inputs: at or above the
+  zero point), LOGISTIC, TANH, SOFTMAX int8 / int16 / int8->int16, LOG_SOFTMAX);
+* QUANTIZE: int8->int8 / uint8 / int16 / int32, uint8->int8, int16->int8 / int16 /
+  int32 (all inputs), int32->int8 / int16 (65536 random values and the extremes),
+  float32->int8 / int16 (signed zeros, infinities, nan, the float32 extremes and 65536
+  magnitudes log-uniform over the whole range); DEQUANTIZE int8 / uint8 / int16 and
+  EMBEDDING_LOOKUP int8->float32 (dequantized rows): every input;
+* binary int8 ops (ADD, SUB, MUL, SQUARED_DIFFERENCE, DIV, PRELU (input x alpha), the
+  six comparisons with differently quantized operands, ADD_N with a third random
+  operand): all 65536 input pairs (which also covers ADD's int8 pair table completely);
+  binary int16 ops (ADD, SUB, MUL, SQUARED_DIFFERENCE, PRELU int16 x int8): 65536
+  random pairs;
+* CUMSUM int8 (every value starts a row), MEAN / SUM int8 and int16 (random, several
+  axes, keep_dims both ways), AVERAGE_POOL_2D / MAX_POOL_2D int8 and int16 (no
+  requantisation: TFLM's scale check and the fused activation in the output scale);
+* FULLY_CONNECTED int8 / int16 / per-channel, CONV_2D, DEPTHWISE_CONV_2D (int8
+  per-channel, int16) and TRANSPOSE_CONV (int8 per-channel / per-tensor, int16) with
+  random inputs (bias and weights random);
 * BATCH_MATMUL int8 at depth 1 over all 65536 value pairs, int16 random;
-* SVDF int8 (int8 and int16 state) over 8 invokes (state carried over).
+* SVDF int8 (int8 and int16 state) over 8 invokes (state carried over);
+* UNIDIRECTIONAL_SEQUENCE_LSTM, fully integer (int8 and int16 activations, int16 cell
+  state) over 3 invokes: every gate weight scale, the hidden and the cell-state scale
+  drawn (the cell scale a power of two or not; with extreme scales also negative or
+  huge: TFLM takes CheckedLog2 of it and ignores whether it was a power of two).
 
-Scale sets per op: MICRO_RUNTIME_SCALE_SETS (default 4; the figures of 2026-11-23 were
-also run with 300 per op, all identical to TFLM: benchmarks/scale_sweep.py prints them).
+Scale sets per op: MICRO_RUNTIME_SCALE_SETS (default 4) and, for the extreme scales of
+:class:`ExtremeDraw`, MICRO_RUNTIME_EXTREME_SCALE_SETS (default 2);
+benchmarks/scale_sweep.py runs many more per op and prints the figures.
 """
 from __future__ import annotations
 
@@ -258,7 +278,8 @@ def pooling(op: str, io: str = "INT8"):
         info = np.iinfo(np.int8 if io == "INT8" else np.int16)
         x = d.rng.integers(info.min, info.max + 1, (1, 16, 16, 8)).astype(info.dtype)
         s_in, zp = d.io_scale(io), d.zp(io)
-        s_out = s_in if d.rng.integers(2) else d.io_scale(io)
+        k = int(d.rng.integers(8))     # the output's scale: its own, a near one, the input's
+        s_out = d.io_scale(io) if k == 0 else float(np.float32(s_in * (1 + 1e-6))) if k < 3 else s_in
         model = single_op_model(op, [TensorDef(x.shape, io, (s_in, zp))],
                                 [TensorDef((1, 8, 8, 8), io, (s_out, zp))],
                                 padding=0, stride_w=2, stride_h=2, filter_width=3, filter_height=3,
