@@ -19,7 +19,8 @@ its element-wise integer path can receive:
   six comparisons with differently quantized operands, ADD_N with a third random
   operand): all 65536 input pairs (which also covers ADD's int8 pair table completely);
   binary int16 ops (ADD, SUB, MUL, SQUARED_DIFFERENCE, PRELU int16 x int8): 65536
-  random pairs;
+  random pairs; ADD / SUB / MUL (int8 and int16) and DIV int8 again with a drawn fused
+  activation (its bounds quantized in the output scale);
 * CUMSUM int8 (every value starts a row), MEAN / SUM int8 and int16 (random, several
   axes, keep_dims both ways), AVERAGE_POOL_2D / MAX_POOL_2D int8 and int16 (no
   requantisation: TFLM's scale check and the fused activation in the output scale);
@@ -125,10 +126,12 @@ def unary(op: str, io: str = "INT8", out_q=None, out_io: str = None, inputs=None
     return make
 
 
-def binary(op: str, io: str = "INT8", out_io: str = None, same_q: bool = False, extra: int = 0):
+def binary(op: str, io: str = "INT8", out_io: str = None, same_q: bool = False, extra: int = 0,
+           activation: bool = False):
     """int8: all 65536 input pairs; int16: 65536 random pairs. ``out_io``: an unquantized
     output of that type (comparisons: BOOL); ``same_q``: the inputs share one
-    quantization (ADD_N); ``extra``: more random inputs of that quantization."""
+    quantization (ADD_N); ``extra``: more random inputs of that quantization;
+    ``activation``: a drawn fused activation (none, RELU, RELU_N1_TO_1, RELU6)."""
     def make(d: Draw):
         if io == "INT8":
             x1, x2 = PAIRS_INT8
@@ -143,7 +146,8 @@ def binary(op: str, io: str = "INT8", out_io: str = None, same_q: bool = False, 
             q[1] = q[0]
         ins = [TensorDef(x.shape, io, q[0] if same_q and k else q[min(k, 1)]) for k, x in enumerate(xs)]
         out = TensorDef(x1.shape, out_io, None) if out_io else TensorDef(x1.shape, io, q[2])
-        return single_op_model(op, ins, [out]), [xs]
+        opts = dict(fused_activation_function=int(d.rng.integers(4))) if activation else {}
+        return single_op_model(op, ins, [out], **opts), [xs]
     return make
 
 
@@ -368,6 +372,8 @@ CASES: Dict[str, Callable] = {
     "SVDF int8 state": svdf("int8"), "SVDF int16 state": svdf("int16"),
     # element-wise
     "SQUARED_DIFFERENCE int16": binary("SQUARED_DIFFERENCE", "INT16"),
+    **{f"{op} int8 + activation (all pairs)": binary(op, activation=True) for op in ("ADD", "SUB", "MUL", "DIV")},
+    **{f"{op} int16 + activation": binary(op, "INT16", activation=True) for op in ("ADD", "SUB", "MUL")},
     "ADD_N int8 (all pairs)": binary("ADD_N", same_q=True, extra=1),
     **{f"{op} int8 (all pairs)": binary(op, out_io="BOOL")
        for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")},
