@@ -3,8 +3,14 @@ many scale sets per op.
 
     python benchmarks/scale_sweep.py [--sets 300] [--ops SUBSTRING,...] [--extremes]
 
-Per op: scale sets compared (both ran), sets both rejected, output values compared, and
-the first differences. ``--extremes``: scales over the whole float32 range (1e-45, a
+Every kernel that derives a requantisation multiplier from tensor scales (or checks
+them) has a case: the element-wise ops on every input value (all int8 pairs for the
+binary int8 ones), QUANTIZE / DEQUANTIZE between every type pair TFLM supports, the
+comparisons, CUMSUM, MEAN / SUM, pooling, the convolutions, FULLY_CONNECTED,
+BATCH_MATMUL, SVDF and the integer LSTM (the module docstring of
+tests/test_scale_sweep.py lists them). Per op: scale sets compared (both ran), sets
+both rejected (or on which TFLM reads memory it never set and ours refuses, saying so),
+output values compared, and the first differences. ``--extremes``: scales over the whole float32 range (1e-45, a
 denormal, to 3.4e38; tests/test_scale_sweep.py ExtremeDraw) instead of the usual ones.
 Exit status 1 on any difference (or one side refusing what the other runs).
 """

@@ -6,15 +6,19 @@ SQRT and SQUARE.
   ``sqrtf`` (IEEE, exact) and a
   float32 ``x * x``.
 * ABS (OpDataAbsRsqrt): float32 ``fabsf``; int8 (and int16 with quantization, zero
-  points 0): |x - input zero point| requantised by input scale / output scale (float32
-  quotient, QuantizeMultiplier) when the scales differ, plus the output zero point,
-  clamped; int16 without quantization: a plain ``std::abs`` (so -32768 stays -32768).
+  points 0): |x - input zero point| requantised by input scale / output scale
+  (QuantizeMultiplier of a double quotient; a float32 one on Cortex-M targets, as TFLM
+  90b983c2's source) when the scales differ, plus the output zero point, clamped;
+  int16 without quantization: a plain ``std::abs`` (so -32768 stays -32768).
 * RSQRT (OpDataAbsRsqrt): float32 ``1.f / sqrtf(x)``; int8 and int16 (the package's
   kernel runs int16; quantized int16 needs zero points 0): x - input zero point must
   be >= 0 (Eval fails otherwise), 0 gives the type's maximum, else TFLM's fixed-point
   inverse square root (GetInvSqrtQuantizedMultiplierExp) taken to 2^20 and requantised
-  by 1 / (sqrtf(input scale) * output scale). int16 without quantization is refused
-  (TFLM's kernel would compute with a multiplier it never sets).
+  by 1 / (sqrt(input scale) * output scale), all in double as the package computes it
+  (Cortex-M targets: the square root and product in float32, as TFLM 90b983c2's
+  source). Any scales run (no range check; shifts as the CPU evaluates them), as in
+  TFLM. int16 without quantization is refused (TFLM's kernel would compute with a
+  multiplier it never sets).
 
 The int8 and int16 paths evaluate their exact integer function once on all 256 / 65536
 inputs in Prepare (a host-side table) and index it in Invoke.
@@ -27,8 +31,8 @@ from .base import Kernel, register
 from .internal.sample_rows import flat_elementwise_rows
 from .internal.float_math import math_for
 from .internal.lut import apply_int8_table, apply_int16_table, int8_table, int16_table
-from .internal.quantization import (get_inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier,
-                           quantize_multiplier)
+from .internal.quantization import (get_inv_sqrt_quantized_multiplier_exp, ieee_div,
+                                    multiply_by_quantized_multiplier, quantize_multiplier)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, flat_size, type_name
 
 _F32 = np.float32
@@ -122,11 +126,6 @@ class OpDataAbsRsqrt:
     table = None
 
 
-def _check_shift(ctx, shift: int, what: str):
-    if not -31 <= shift <= 30:
-        raise ctx.error(f"{what} needs a shift of {shift}, outside TFLM's range [-31, 30]")
-
-
 class _AbsRsqrt(Kernel):
     supported = ()
     is_abs = False
@@ -167,9 +166,12 @@ class Abs(_AbsRsqrt):
     def _quantized_prepare(self, ctx, data, in_scale, out_scale):
         if data.needs_rescale:
             # TFLM has no range check here: QuantizeMultiplier and the requantisation
-            # follow C at every ratio (a huge one shifts as the CPU does)
+            # follow C at every ratio (a huge one shifts as the CPU does). The quotient:
+            # in double in the package's build, a float32 one widened to double in the
+            # 2026-08 source (Cortex-M targets: Target.float32_expressions)
+            ftype = np.float32 if ctx.target.float32_expressions else np.float64
             with np.errstate(all="ignore"):
-                ratio = float(np.float64(in_scale) / np.float64(out_scale))
+                ratio = float(ftype(in_scale) / ftype(out_scale))
             try:
                 data.multiplier, data.shift = quantize_multiplier(ratio)
             except ValueError as e:
@@ -209,12 +211,18 @@ class Rsqrt(_AbsRsqrt):
     supported = (FLOAT32, INT8, INT16)
 
     def _quantized_prepare(self, ctx, data, in_scale, out_scale):
+        # TFLM checks nothing here. The package's build takes the square root and the
+        # product in double (the float32 scales widened first), the 2026-08 source
+        # (Cortex-M targets: Target.float32_expressions) in float32; the reciprocal is
+        # double in both (a product of 0 gives inf, a negative scale nan), then
+        # QuantizeMultiplier as C and the requantisation shifts as the CPU evaluates them
+        ftype = np.float32 if ctx.target.float32_expressions else np.float64
         with np.errstate(all="ignore"):
-            product = float(np.sqrt(in_scale) * out_scale)
-        if not (np.isfinite(product) and product > 0.0):
-            raise ctx.error(f"sqrt(input scale) * output scale ({in_scale}, {out_scale}) must be positive")
-        data.multiplier, data.shift = quantize_multiplier(1.0 / product)
-        _check_shift(ctx, data.shift - _RSQRT_SHIFT, "1 / (sqrt(input scale) * output scale)")
+            product = np.sqrt(ftype(in_scale)) * ftype(out_scale)
+        try:
+            data.multiplier, data.shift = quantize_multiplier(ieee_div(1.0, product))
+        except ValueError as e:
+            raise ctx.error(str(e)) from None
         self._tabulate(data)
 
     @staticmethod

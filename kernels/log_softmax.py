@@ -77,8 +77,6 @@ class LogSoftmax(Kernel):
                     1.0, float(_F32(inp.scale)), _INPUT_INTEGER_BITS)
             except ValueError as e:
                 raise ctx.error(f"input scale {inp.scale} is out of range: {e}") from None
-            if data.input_left_shift > 30 or reverse_left_shift < -31:
-                raise ctx.error(f"input scale {inp.scale} is out of range")
             data.reverse_scaling_right_shift = -reverse_left_shift
             data.diff_min = -calculate_input_radius(_INPUT_INTEGER_BITS, data.input_left_shift)
         ctx.release(inp, out)

@@ -12,7 +12,9 @@ same sequence of float32 additions as TFLM's per-element loop.
 * max: running maximum from the type's lowest value (float: std::max semantics, NaN
   never wins);
 * then the fused activation clamp (float: [-FLT_MAX, FLT_MAX] without activation).
-Quantized inputs and outputs must share scale (within 1e-6) and zero point.
+Quantized inputs and outputs must share scale (within 1e-6) and zero point. A fused
+activation whose quantized bound does not fit int32 (output scales below about 6e-9) is
+refused: TFLM logs the failure, ignores it and clamps with uninitialised bounds.
 """
 from __future__ import annotations
 
@@ -98,7 +100,10 @@ class _Pool(Kernel):
                 data.act_min, data.act_max = activation_range_quantized(
                     activation, out.dtype, out.scale, out.zero_point)
             except ValueError as e:
-                raise ctx.error(str(e)) from None
+                # TFLM's PoolingPrepare ignores the status: it logs the failed check and
+                # clamps with bounds it never set (an uninitialised persistent buffer)
+                raise ctx.error(f"{e}; TFLM's pooling ignores that failure and clamps with "
+                                "uninitialised activation bounds") from None
         # the tap plan: for each filter tap (row-major), the outputs it reaches
         pad = data.padding
         data.taps, count = pooling_taps(in_h, in_w, out_h, out_w, fh, fw, sh, sw,

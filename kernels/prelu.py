@@ -7,7 +7,9 @@ the input (typically one alpha per channel), as TFLM's kernel.
   (alpha - alpha zero point) and requantised by input scale * alpha scale / output
   scale (both multipliers in double, QuantizeMultiplier); plus the output zero point,
   clamped. Per-tensor scales: a per-channel alpha uses its first scale and zero point
-  (TfLiteTensor.params), as TFLM.
+  (TfLiteTensor.params), as TFLM. Any multiplier QuantizeMultiplier gives runs, as in
+  TFLM's prepare, which checks none (left shifts of 31 or more as the CPU evaluates
+  them, :func:`~kernels.internal.quantization.c_shift_factor`).
 
 TFLM does not check the shapes; here the inputs must broadcast and the output must be
 their broadcast shape (TFLM would read or write out of bounds otherwise).
@@ -72,9 +74,6 @@ class Prelu(Kernel):
                     ieee_div(float(_F32(inp.scale)) * float(_F32(alpha.scale)), float(_F32(out.scale))))
             except (ValueError, ZeroDivisionError, OverflowError) as e:
                 raise ctx.error(f"bad quantization scales: {e}") from None
-            for s in (p.output_shift_1, p.output_shift_2):
-                if not -31 <= s <= 30:
-                    raise ctx.error(f"scales need a requantisation shift of {s}, outside [-31, 30]")
             p.input_offset = -inp.zero_point
             p.alpha_offset = -alpha.zero_point
             p.output_offset = out.zero_point

@@ -93,6 +93,22 @@ def test_every_int8_input(oracle):
         compare_with_tflm(oracle, model, [x16], context=f"RSQRT int16 {qin} {qout}")
 
 
+@pytest.mark.parametrize("io, qin, qout", [
+    ("INT16", 1.0000000031710769e-30, 565646720.0),   # sqrt and product in double, not float
+    ("INT8", 0.1, 3e4),                              # a right shift of 33
+    ("INT8", 1e-30, 1e-30),                          # a left shift of 80
+    ("INT8", 1.4e-45, 1.4e-45),                      # product 0: a multiplier of inf
+    ("INT16", 3.4e38, 3.4e38),                       # product inf: a multiplier of 0
+])
+def test_rsqrt_extreme_scales_match_tflm(oracle, io, qin, qout):
+    """TFLM's prepare checks no range: every multiplier runs, as the CPU computes it."""
+    x = (np.arange(-128, 128, dtype=np.int8).reshape(16, 16) if io == "INT8"
+         else np.arange(0, 32768, dtype=np.int16).reshape(128, 256))
+    model = single_op_model("RSQRT", [TensorDef(x.shape, io, (qin, -128 if io == "INT8" else 0))],
+                            [TensorDef(x.shape, io, (qout, 0))])
+    compare_with_tflm(oracle, model, [x], context=f"RSQRT {io} {qin} {qout}")
+
+
 def test_rsqrt_negative_input_fails_at_invoke(oracle):
     model = single_op_model("RSQRT", [TensorDef((4,), "INT8", (0.1, 3))], [TensorDef((4,), "INT8", (0.1, 0))])
     x = np.array([5, 3, 2, 9], np.int8)
@@ -118,9 +134,22 @@ def _model(op, in_type="FLOAT32", out_type=None, qin=None, qout=None, shape=(2, 
     ("ABS", dict(in_type="INT16", qin=(0.1, 2), qout=(0.1, 0)), "zero points must be 0"),
     ("RSQRT", dict(in_type="INT16"), "needs quantized"),
     ("RSQRT", dict(in_type="INT16", qin=(0.1, 1), qout=(0.1, 0)), "zero points must be 0"),
-    ("RSQRT", dict(in_type="INT8", qin=(0.1, 0), qout=(3e4, 0)), "outside TFLM's range"),
 ])
 def test_elementwise_rejects_bad_models(op, kwargs, message):
     with pytest.raises(KernelError, match=message) as info:
         run_ours(_model(op, **kwargs), [])
     assert op in str(info.value)
+
+
+def test_rsqrt_multiplier_float32_on_cortex_m():
+    """Cortex-M targets compute sqrt(input scale) * output scale in float32 (TFLM
+    90b983c2's source; the package widens to double first): at these scales the two
+    multipliers differ in their low bits, which moves a few int16 outputs by one step.
+    (Derived from the source; not measured on a Cortex-M build.)"""
+    x = np.arange(0, 32768, dtype=np.int16).reshape(128, 256)
+    model = single_op_model("RSQRT", [TensorDef(x.shape, "INT16", (1.0000000031710769e-30, 0))],
+                            [TensorDef(x.shape, "INT16", (565646720.0, 0))])
+    host, _, _ = run_ours(model, [x], target="host64", recording=False)
+    arm, _, _ = run_ours(model, [x], target="cortex-m4", recording=False)
+    diff = host[0].astype(np.int32) - arm[0].astype(np.int32)
+    assert 0 < np.count_nonzero(diff) < 100 and set(np.unique(diff)) <= {-1, 0, 1}

@@ -53,6 +53,18 @@ def test_log_softmax_special_rows(oracle):
         compare_with_tflm(oracle, model, [xi], context=f"{OP} {scale}")
 
 
+@pytest.mark.parametrize("scale", [40.0, 6395.9395, 3.6e26, 3.4e38])
+def test_log_softmax_int8_huge_input_scales_match_tflm(oracle, scale):
+    """An input scale of 32 or more caps the Q5.26 multiplier at 2^31 - 1 (left shift
+    31): TFLM runs it (the shift as the CPU evaluates it; no range check)."""
+    rng = np.random.default_rng(3)
+    xi = np.concatenate([np.arange(-128, 128, dtype=np.int8).reshape(1, 256),
+                         rng.integers(-128, 128, (7, 256)).astype(np.int8),
+                         np.full((1, 256), 9, np.int8), np.array([[5] * 255 + [6]], np.int8)])
+    model = single_op_model(OP, [TensorDef(xi.shape, "INT8", (scale, -3))], [TensorDef(xi.shape, "INT8", QOUT)])
+    compare_with_tflm(oracle, model, [xi], context=f"{OP} {scale}")
+
+
 @pytest.mark.parametrize("in_type, out_type, qout, out_shape, message", [
     ("INT16", "INT16", (0.1, 0), (2, 3), "only supports float32, int8"),
     ("INT8", "FLOAT32", None, (2, 3), "differ"),

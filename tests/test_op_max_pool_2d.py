@@ -40,3 +40,18 @@ def test_max_pool_rejects_bad_models(kwargs, message):
     with pytest.raises(KernelError, match=message) as info:
         run_ours(model, [])
     assert OP in str(info.value)
+
+
+@pytest.mark.parametrize("dtype, scale, act", [("INT16", 1e-21, 2), ("INT8", 1e-12, 3), ("INT16", 1e-10, 3)])
+def test_activation_bound_beyond_int32_refused(oracle, dtype, scale, act):
+    """A fused activation bound that does not fit int32 at the output scale: TFLM's
+    pooling prepare logs the failed check, ignores it and clamps with bounds it never
+    set (uninitialised memory); ours refuses, saying so."""
+    model = pool_model(OP, (1, 4, 4, 1), (1, 3, 3, 1), dtype=dtype, quant=(scale, 0), act=act)
+    x = np.arange(16, dtype=dtype.lower()).reshape(1, 4, 4, 1)
+    assert oracle.run(model, [x]).ok          # TFLM runs, on undefined bounds
+    with pytest.raises(KernelError, match="uninitialised activation bounds"):
+        run_ours(model, [x])
+    # the same model without the activation: identical to TFLM
+    compare_with_tflm(oracle, pool_model(OP, (1, 4, 4, 1), (1, 3, 3, 1), dtype=dtype, quant=(scale, 0)),
+                      [x], context=OP)

@@ -67,6 +67,26 @@ def test_prelu_matches_tflm(oracle, case):
     compare_with_tflm(oracle, model, inputs, context=OP)
 
 
+@pytest.mark.parametrize("io, q_in, q_alpha, q_out", [
+    ("INT8", (1e30, 3), (0.02, -5), (1e-30, 1)),       # left shifts far beyond 31
+    ("INT8", (0.5, 0), (1e20, 7), (1e-3, -2)),         # only the alpha multiplier huge
+    ("INT8", (1.4e-45, 0), (1e-30, 0), (3.4e38, 0)),   # both flushed to zero
+    ("INT16", (3.4e38, 0), (0.1, 0), (1.4e-45, 0)),    # an infinite multiplier
+    ("INT16", (1e-3, 0), (1e10, 4), (1e-20, 0)),
+])
+def test_prelu_extreme_scales_match_tflm(oracle, io, q_in, q_alpha, q_out):
+    """TFLM's prepare checks no multiplier: every one runs, shifted as the CPU does."""
+    if io == "INT8":
+        x, a = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    else:
+        rng = np.random.default_rng(5)
+        x = rng.integers(-32768, 32768, (256, 256)).astype(np.int16)
+        a = rng.integers(-128, 128, (256, 256)).astype(np.int8)
+    model = single_op_model(OP, [TensorDef(x.shape, io, q_in), TensorDef(a.shape, "INT8", q_alpha)],
+                            [TensorDef(x.shape, io, q_out)])
+    compare_with_tflm(oracle, model, [x, a], context=f"{OP} {io} {q_in} {q_alpha} {q_out}")
+
+
 @pytest.mark.parametrize("types, shapes, message", [
     (("INT32", "INT32", "INT32"), ((2, 3), (3,), (2, 3)), "not supported"),
     (("INT8", "INT8", "INT16"), ((2, 3), (3,), (2, 3)), "differs"),
