@@ -89,25 +89,45 @@ def current_cpu() -> str:
     return getattr(_CPU, "name", "x86")
 
 
-class c_semantics:
-    """``with c_semantics("arm"):`` the helpers follow that CPU (re-entrant, thread-local)."""
+def debug_asserts() -> bool:
+    """Whether the build keeps its debug assertions (no NDEBUG: gemmlowp's ``assert`` and
+    TFLM's TFLITE_DCHECK abort), set by :class:`c_semantics` (False by default)."""
+    return getattr(_CPU, "debug", False)
 
-    def __init__(self, cpu: str):
+
+class c_semantics:
+    """``with c_semantics("arm"):`` the helpers follow that CPU (re-entrant, thread-local);
+    ``debug_checks=True``: and the build's debug assertions, which abort before the
+    undefined shifts they guard (RoundingDivideByPOT's exponent in 0..31; the 64-bit
+    MultiplyByQuantizedMultiplier's multiplier >= 0, shift in -31..7, |x| < 2^47): those
+    raise :class:`TfliteCheckError`."""
+
+    def __init__(self, cpu: str, debug_checks: bool = False):
         if cpu not in CPUS:
             raise ValueError(f"unknown CPU {cpu!r}")
         self.cpu = cpu
+        self.debug = bool(debug_checks)
 
     def __enter__(self):
-        self._saved = getattr(_CPU, "name", None)
+        self._saved = (getattr(_CPU, "name", None), getattr(_CPU, "debug", False))
         _CPU.name = self.cpu
+        _CPU.debug = self.debug
         return self
 
     def __exit__(self, *exc):
-        if self._saved is None:
+        name, _CPU.debug = self._saved
+        if name is None:
             del _CPU.name
         else:
-            _CPU.name = self._saved
+            _CPU.name = name
         return False
+
+
+def _assert_exponent(exponent) -> None:
+    """gemmlowp RoundingDivideByPOT's ``assert(exponent <= 31)`` in a debug build."""
+    if debug_asserts():
+        raise TfliteCheckError(f"a rounding right shift by {int(np.max(exponent))}: gemmlowp's "
+                               "assertion exponent <= 31 fails (the build aborts)")
 
 
 def c_shift_factor(shift: ArrayLike) -> np.ndarray:
@@ -294,12 +314,14 @@ def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
     computes it: :func:`_c_rounding_divide_by_pot`)."""
     if type(x) is int and type(exponent) is int:
         if exponent > 31:
+            _assert_exponent(exponent)
             return int(_c_rounding_divide_by_pot(np.int64(x), np.int64(exponent)))
         mask = (1 << exponent) - 1
         return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
     x = np.asarray(x, dtype=np.int64)
     exponent = np.asarray(exponent, dtype=np.int64)
     if np.any(exponent > 31):
+        _assert_exponent(exponent)
         return _c_rounding_divide_by_pot(x, exponent)
     mask = (np.int64(1) << exponent) - 1
     remainder = x & mask
@@ -409,6 +431,12 @@ def multiply_by_quantized_multiplier_64(x: ArrayLike, multiplier: ArrayLike, shi
     x = np.asarray(x, dtype=np.int64)
     multiplier = np.asarray(multiplier, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
+    if debug_asserts() and (np.any(multiplier < 0) or np.any(shift < -31) or np.any(shift > 7)
+                            or x.size and (x.min() < -(1 << 47) or x.max() >= 1 << 47)):
+        raise TfliteCheckError("the 64-bit MultiplyByQuantizedMultiplier's debug assertions "
+                               "(multiplier >= 0, shift in -31..7, |x| < 2^47) fail for a "
+                               f"multiplier of {int(np.min(multiplier))} and a shift of "
+                               f"{int(np.max(shift))} (the build aborts)")
     reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
     total_shift = 15 - shift
     if np.any(total_shift < 1) or np.any(total_shift > 63):
