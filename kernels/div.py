@@ -22,7 +22,7 @@ from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
 from .internal.float_math import math_for
 from .internal.broadcast import check_broadcast_output
-from .internal.quantization import (activation_bounds_float32, activation_bounds_int32,
+from .internal.quantization import (TfliteCheckError, c_shift_count64, current_cpu, debug_asserts, activation_bounds_float32, activation_bounds_int32,
                            activation_range_quantized, clamp_float32, count_leading_sign_bits_int32,
                            get_reciprocal, quantize_multiplier, saturating_rounding_doubling_high_mul,
                            wrap_int32)
@@ -45,9 +45,16 @@ TABLE_THRESHOLD = 16384
 def _rounding_divide_by_pot_x86(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     """gemmlowp RoundingDivideByPOT on int32 ``x`` for any exponent, as compiled for
     x86-64: the mask is ``(1 << (e & 63)) - 1`` truncated to int32 and the shift of
-    ``x`` uses ``e & 31`` (equal to the exact rounding division for 0 <= e <= 31)."""
+    ``x`` uses ``e & 31`` (equal to the exact rounding division for 0 <= e <= 31); RV32
+    builds shift the mask by ``32 + (e & 31)`` from 32 on (:func:`c_shift_count64`)."""
     e = np.asarray(exponent, dtype=np.int64)
-    mask = wrap_int32((np.int64(1) << (e & 63)) - 1)
+    if debug_asserts() and e.size and (e.min() < 0 or e.max() > 31):
+        raise TfliteCheckError("a rounding shift by a count outside 0..31: gemmlowp's "
+                               "RoundingDivideByPOT assertion fails (the build aborts)")
+    # the 64-bit shift's count as the CPU takes it (RV32: 32 + (e & 31) from 32 on); the
+    # Cortex-M builds' is not measured and stays x86's
+    count = c_shift_count64(e) if current_cpu() == "riscv" else e & 63
+    mask = wrap_int32((np.int64(1) << count) - 1)
     remainder = x & mask
     threshold = (mask >> 1) + (x < 0)
     return (x >> (e & 31)) + (remainder > threshold)

@@ -4,8 +4,9 @@
 * int8: a 256-entry lookup table in the kernel's OpData (``int8_t table[256]``, the
   whole persistent buffer), filled in Prepare with float32 arithmetic: dequantise
   (input scale * (q - zero point)), ``expf(v) - 1`` for v < 0, times 1 / output scale,
-  ``std::round``, plus the output zero point, converted to int32 as x86 does (NaN and
-  out-of-range values become INT32_MIN, so they clamp to -128), clamped to int8.
+  ``std::round``, plus the output zero point, converted to int32 as the target's CPU
+  does (x86: NaN and out-of-range values become INT32_MIN, so they clamp to -128; RV32
+  and Arm saturate), clamped to int8.
 """
 from __future__ import annotations
 
@@ -16,18 +17,10 @@ from .internal.sample_rows import flat_elementwise_rows
 from .internal.float_math import c_expf, math_for
 from .internal.libm_float import expf
 from .internal.lut import apply_int8_table
-from .internal.quantization import round_half_away
+from .internal.quantization import c_float_to_int32_array, round_half_away
 from .internal.tensor_utils import FLOAT32, INT8, flat_size, type_name
 
 _F32 = np.float32
-
-
-def float_to_int32_x86(x: np.ndarray) -> np.ndarray:
-    """static_cast<int32_t>(float) as x86's cvttss2si: truncation; NaN and values
-    outside the int32 range give INT32_MIN. Returns int64."""
-    x = np.asarray(x, dtype=np.float64)
-    ok = np.isfinite(x) & (x > -2147483649.0) & (x < 2147483648.0)
-    return np.where(ok, np.trunc(np.where(ok, x, 0.0)), -2147483648.0).astype(np.int64)
 
 
 def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_point,
@@ -40,7 +33,7 @@ def elu_int8_table(input_scale, input_zero_point, output_scale, output_zero_poin
         dequantized = _F32(input_scale) * (q - int(input_zero_point)).astype(_F32)
         transformed = np.where(dequantized < _F32(0.0), exp(dequantized) - _F32(1.0), dequantized)
         rescaled = round_half_away((transformed * inverse_scale).astype(_F32)).astype(_F32)
-        quantized = float_to_int32_x86(rescaled + _F32(int(output_zero_point)))
+        quantized = c_float_to_int32_array(rescaled + _F32(int(output_zero_point)))
     return np.clip(quantized, -128, 127).astype(np.int8)
 
 

@@ -3,9 +3,11 @@ int8 -> int8 / uint8 / int16 / int32, int16 -> int8 / int16 / int32, uint8 -> in
 int32 -> int8 / int16, as TFLM's reference kernel (per-tensor output quantization).
 
 float32: ``round(x / scale) + zero_point`` with the division and std::round in float32,
-then clamped. The float -> int32 conversion of the rounded value follows x86
-(``cvttss2si``): NaN and values outside the int32 range become INT32_MIN, so huge
-inputs quantize to the bottom of the range when the zero point is >= 0, as in TFLM.
+then clamped. The float -> int32 conversion of the rounded value (NaN and values outside
+the int32 range are undefined in C) follows the target's CPU
+(:func:`~kernels.internal.quantization.c_float_to_int32_array`): x86's ``cvttss2si`` gives
+INT32_MIN, so huge inputs quantize to the bottom of the range when the zero point is >= 0,
+as in the tflite-micro package; RV32 and Arm saturate.
 
 Requantization: ``MultiplyByQuantizedMultiplier(x - input_zero_point) +
 output_zero_point`` (32-bit, double rounding), clamped to the output type.
@@ -17,7 +19,7 @@ import numpy as np
 from .base import Kernel, register
 from .internal.lut import apply_int8_table, apply_int16_table, int8_table, int16_table
 from .internal.sample_rows import flat_elementwise_rows
-from .internal.quantization import (multiply_by_quantized_multiplier, quantize_multiplier, round_half_away,
+from .internal.quantization import (c_float_to_int32_array, multiply_by_quantized_multiplier, quantize_multiplier, round_half_away,
                            wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, UINT8, flat_size, type_name
 
@@ -46,21 +48,12 @@ class OpData:
     table = None        # int8 / int16 inputs: the result for every input value
 
 
-def float_to_int32_x86(x: np.ndarray) -> np.ndarray:
-    """static_cast<int32_t> of float values as x86 does it: truncation, INT32_MIN for NaN
-    and out-of-range values. Returns int64."""
-    x = np.asarray(x)
-    inside = (x >= -2.0 ** 31) & (x < 2.0 ** 31)       # False for NaN
-    safe = np.where(inside, x, 0)
-    return np.where(inside, np.trunc(safe).astype(np.int64), INT32_MIN)
-
-
 def affine_quantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
     """TFLM's AffineQuantize of float32 values (int64 result, clamped to ``dtype``)."""
     with np.errstate(all="ignore"):
         q = round_half_away(np.divide(x, np.float32(scale), dtype=np.float32))
     info = np.iinfo(dtype)
-    return np.clip(wrap_int32(float_to_int32_x86(q) + int(zero_point)), info.min, info.max)
+    return np.clip(wrap_int32(c_float_to_int32_array(q) + int(zero_point)), info.min, info.max)
 
 
 def requantize(x: np.ndarray, multiplier: int, shift: int, input_zero_point: int,

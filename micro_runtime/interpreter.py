@@ -392,7 +392,7 @@ class MicroInterpreter:
 
     def _allocate(self) -> None:
         from kernels.internal.quantization import c_semantics
-        with np.errstate(all="ignore"), c_semantics(self.target.cpu):
+        with np.errstate(all="ignore"), c_semantics(self.target.cpu, self.target.debug_checks):
             self._allocate_steps()
 
     def _allocate_steps(self) -> None:
@@ -588,7 +588,7 @@ class MicroInterpreter:
             trace_length = len(self.arena.trace)
             # C++ float arithmetic overflows silently (inf / nan); so does ours
             try:
-                with np.errstate(all="ignore"), c_semantics(self.target.cpu):
+                with np.errstate(all="ignore"), c_semantics(self.target.cpu, self.target.debug_checks):
                     status = self._invoke_subgraph(0)
             except BaseException:
                 # interrupted (Ctrl-C) or failed part-way: drop what the unfinished run left

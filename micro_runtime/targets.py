@@ -114,9 +114,17 @@ class Target:
     def cpu(self) -> str:
         """The CPU the build runs on, for what C leaves undefined in the requantisation
         routines at extreme scales (see :data:`kernels.internal.quantization.CPUS`):
-        "arm" for the Cortex-M builds, "x86" for the host ones (the tflite-micro package,
-        mcu32)."""
-        return "arm" if self.core else "x86"
+        "arm" for the Cortex-M builds, "riscv" for the RV32 ones (riscv32 and the RISC-V
+        ESP chips: C3, C6, H2 soft-float, P4 with its single-precision FPU; measured on the
+        RV32 builds, tests/data/rv32_extremes.json), "x86" for the host ones (the
+        tflite-micro package, mcu32) and, unmeasured, for the Xtensa chips (ESP32, S2, S3:
+        no runtime to measure them on)."""
+        if self.core:
+            return "arm"
+        if self.name == "riscv32" or (self.chip in ESP_CHIPS
+                                      and ESP_CHIPS[self.chip][1].startswith("RISC-V")):
+            return "riscv"
+        return "x86"
 
     def critical(self, struct: str) -> Tuple[Tuple[int, int], ...]:
         """(offset, length) ranges of ``struct``'s critical fields (empty if none)."""

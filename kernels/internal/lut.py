@@ -20,7 +20,7 @@ from typing import Callable, Optional, Tuple
 
 import numpy as np
 
-from .quantization import (c_float_to_int32, c_shift_factor, c_shift_right, checked_log2, round_half_away,
+from .quantization import (TfliteCheckError, debug_asserts, c_float_to_int32, c_shift_factor, c_shift_right, checked_log2, round_half_away,
                            wrap_int16, wrap_int32)
 
 LUT_INT16_SIZE = 513
@@ -124,7 +124,11 @@ def sigmoid_table_input_multiplier(input_scale: float, power_of_two_shifts) -> T
     while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
         left_shift += 1
         multiplier *= 2.0
-    return c_float_to_int32(multiplier), left_shift     # C's int32 conversion (huge: UB)
+    multiplier = c_float_to_int32(multiplier)            # C's int32 conversion (huge: UB)
+    if multiplier > 32767 and debug_asserts():
+        raise TfliteCheckError(f"int16 input multiplier {multiplier} of input scale {input_scale}: "
+                               "TFLM's debug check input_multiplier <= 32767 fails (the build aborts)")
+    return multiplier, left_shift
 
 
 def _table_input(x: np.ndarray, multiplier: int, left_shift: int) -> np.ndarray:

@@ -62,14 +62,25 @@ def ieee_div(a, b) -> float:
 #: more; an infinite one reaches a double -> int64 cast):
 #:
 #: * ``"x86"`` (host builds: the tflite-micro package, mcu32): ``1 << s`` for an int
-#:   shifts by ``s & 31`` (SHL masks the count); the cast of inf / nan gives INT64_MIN;
+#:   shifts by ``s & 31`` (SHL masks the count), an int64 one by ``s & 63``; the cast of
+#:   inf / nan gives INT64_MIN, a float -> int32 conversion out of range gives INT32_MIN;
 #: * ``"arm"`` (Cortex-M builds): ``x << s`` by a register uses the count's low byte and
 #:   gives 0 from 32 on; the cast (``__aeabi_d2lz``) saturates: +inf -> INT64_MAX (then
-#:   QuantizeMultiplier's TFLITE_CHECK aborts), -inf -> INT64_MIN, nan -> 0.
+#:   QuantizeMultiplier's TFLITE_CHECK aborts), -inf -> INT64_MIN, nan -> 0;
+#: * ``"riscv"`` (RV32 builds: ESP32-C3 / C6 / H2 and upstream riscv32, rv32imc / rv32imac
+#:   with libgcc's soft float; the ESP32-P4, rv32imafc): int32 shifts use ``s & 31`` (sll /
+#:   sra read 5 bits of the count), an int64 shift is two-word code that shifts by
+#:   ``s & 31`` below 32 and by ``32 + (s & 31)`` from 32 on (by 64: as by 32); every
+#:   float / double -> int32 / int64 conversion saturates by sign, and a NaN gives the
+#:   maximum (RISC-V arithmetic makes the canonical, positive NaN, which libgcc's soft-fp
+#:   converts by its sign and the P4's fcvt.w.s converts to INT32_MAX whatever the sign), so
+#:   QuantizeMultiplier of +inf and of nan aborts on TFLM's check, -inf gives (0, 0).
+#:   Measured: benchmarks/esp_oracle/c_semantics_probe.c (both ISAs) and the RV32 TFLM
+#:   builds on tests/data/rv32_extremes.json.
 #:
 #: The interpreter sets the CPU of its target around prepare and invoke
 #: (:func:`c_semantics`); :func:`current_cpu` reads it (thread-local, "x86" by default).
-CPUS = ("x86", "arm")
+CPUS = ("x86", "arm", "riscv")
 _CPU = threading.local()
 
 
@@ -78,34 +89,55 @@ def current_cpu() -> str:
     return getattr(_CPU, "name", "x86")
 
 
-class c_semantics:
-    """``with c_semantics("arm"):`` the helpers follow that CPU (re-entrant, thread-local)."""
+def debug_asserts() -> bool:
+    """Whether the build keeps its debug assertions (no NDEBUG: gemmlowp's ``assert`` and
+    TFLM's TFLITE_DCHECK abort), set by :class:`c_semantics` (False by default)."""
+    return getattr(_CPU, "debug", False)
 
-    def __init__(self, cpu: str):
+
+class c_semantics:
+    """``with c_semantics("arm"):`` the helpers follow that CPU (re-entrant, thread-local);
+    ``debug_checks=True``: and the build's debug assertions, which abort before the
+    undefined shifts they guard (RoundingDivideByPOT's exponent in 0..31; the 64-bit
+    MultiplyByQuantizedMultiplier's multiplier >= 0, shift in -31..7, |x| < 2^47): those
+    raise :class:`TfliteCheckError`."""
+
+    def __init__(self, cpu: str, debug_checks: bool = False):
         if cpu not in CPUS:
             raise ValueError(f"unknown CPU {cpu!r}")
         self.cpu = cpu
+        self.debug = bool(debug_checks)
 
     def __enter__(self):
-        self._saved = getattr(_CPU, "name", None)
+        self._saved = (getattr(_CPU, "name", None), getattr(_CPU, "debug", False))
         _CPU.name = self.cpu
+        _CPU.debug = self.debug
         return self
 
     def __exit__(self, *exc):
-        if self._saved is None:
+        name, _CPU.debug = self._saved
+        if name is None:
             del _CPU.name
         else:
-            _CPU.name = self._saved
+            _CPU.name = name
         return False
+
+
+def _assert_exponent(exponent) -> None:
+    """gemmlowp RoundingDivideByPOT's ``assert(exponent <= 31)`` in a debug build."""
+    if debug_asserts():
+        raise TfliteCheckError(f"a rounding right shift by {int(np.max(exponent))}: gemmlowp's "
+                               "assertion exponent <= 31 fails (the build aborts)")
 
 
 def c_shift_factor(shift: ArrayLike) -> np.ndarray:
     """``1 << shift`` as TFLM's ``x * (1 << left_shift)`` evaluates it on the current CPU,
     for shifts >= 0, as the int32 value it has (2^31 wraps to -2^31): the caller
     multiplies and wraps to int32. Shifts of 32 or more are undefined in C: x86 masks
-    them to ``shift & 31``, Arm gives 0 (counts up to 255; the low byte beyond)."""
+    them to ``shift & 31`` (so does RV32), Arm gives 0 (counts up to 255; the low byte
+    beyond)."""
     s = np.asarray(shift, dtype=np.int64)
-    if current_cpu() == "x86":
+    if current_cpu() != "arm":
         eff = s & 31
         return wrap_int32(np.int64(1) << eff)
     low = s & 0xFF
@@ -114,11 +146,11 @@ def c_shift_factor(shift: ArrayLike) -> np.ndarray:
 
 def c_shift_right(x: ArrayLike, shift: ArrayLike) -> np.ndarray:
     """``x >> shift`` for int32 ``x`` and a count >= 0 as the current CPU evaluates it
-    (counts of 32 or more are undefined in C): x86 shifts by ``shift & 31``, Arm by the
-    count's low byte, all sign bits from 32 on."""
+    (counts of 32 or more are undefined in C): x86 and RV32 shift by ``shift & 31``, Arm
+    by the count's low byte, all sign bits from 32 on."""
     x = np.asarray(x, dtype=np.int64)
     s = np.asarray(shift, dtype=np.int64)
-    if current_cpu() == "x86":
+    if current_cpu() != "arm":
         return x >> (s & 31)
     low = s & 0xFF
     return np.where(low >= 32, x >> 31, x >> np.minimum(low, 31))
@@ -127,23 +159,55 @@ def c_shift_right(x: ArrayLike, shift: ArrayLike) -> np.ndarray:
 def c_float_to_int32(value) -> int:
     """The C conversion ``static_cast<int32_t>(value)`` of a float or double on the
     current CPU (truncation toward zero): a value outside the int32 range, inf or nan is
-    undefined in C; x86 (CVTTSS2SI) gives INT32_MIN, Arm (VCVT) saturates (nan: 0)."""
+    undefined in C; x86 (CVTTSS2SI) gives INT32_MIN, Arm (VCVT) saturates (nan: 0), RV32
+    saturates (nan: INT32_MAX, see :data:`CPUS`)."""
     v = float(value)
+    cpu = current_cpu()
     if math.isnan(v):
-        return INT32_MIN if current_cpu() == "x86" else 0
+        return INT32_MIN if cpu == "x86" else 0 if cpu == "arm" else INT32_MAX
     if -2147483648.0 <= v < 2147483648.0:
         return int(math.trunc(v))
-    if current_cpu() == "x86":
+    if cpu == "x86":
         return INT32_MIN
     return INT32_MAX if v > 0 else INT32_MIN
+
+
+def c_float_to_int32_array(values: np.ndarray) -> np.ndarray:
+    """:func:`c_float_to_int32` for each element of a float array (int64 result)."""
+    x = np.asarray(values, dtype=np.float64)
+    inside = (x >= -2147483648.0) & (x < 2147483648.0)       # False for nan
+    result = np.trunc(np.where(inside, x, 0.0)).astype(np.int64)
+    cpu = current_cpu()
+    if cpu == "x86":
+        return np.where(inside, result, INT32_MIN)
+    nan = INT32_MAX if cpu == "riscv" else 0
+    return np.where(inside, result, np.where(np.isnan(x), nan, np.where(x > 0, INT32_MAX, INT32_MIN)))
 
 
 def _c_double_to_int64(value: float) -> int:
     """The C cast ``static_cast<int64_t>(value)`` of a non-finite double on the current
     CPU (see :data:`CPUS`)."""
-    if current_cpu() == "x86" or math.isinf(value) and value < 0:
+    cpu = current_cpu()
+    if cpu == "x86" or math.isinf(value) and value < 0:
         return -(1 << 63)
+    if cpu == "riscv":
+        return (1 << 63) - 1
     return (1 << 63) - 1 if value > 0 else 0
+
+
+def c_shift_count64(count: ArrayLike) -> np.ndarray:
+    """The count an int64 shift ``v << count`` / ``v >> count`` (count >= 0 or not) really
+    uses on the current CPU, for counts outside 0..63 (undefined in C): x86 ``count & 63``;
+    RV32 ``count & 31`` below 32, ``32 + (count & 31)`` from 32 on (see :data:`CPUS`).
+    Arm is not emulated (a TfliteCheckError)."""
+    c = np.asarray(count, dtype=np.int64)
+    cpu = current_cpu()
+    if cpu == "x86":
+        return c & 63
+    if cpu == "riscv":
+        return np.where(c >= 32, 32 + (c & 31), c & 31)
+    raise TfliteCheckError(f"a 64-bit shift by {c.ravel()[0] if c.size else c} is undefined in C "
+                           "(not emulated for this CPU)")
 
 
 def quantize_multiplier(real_multiplier: float) -> Tuple[int, int]:
@@ -155,7 +219,8 @@ def quantize_multiplier(real_multiplier: float) -> Tuple[int, int]:
     one higher; huge multipliers keep their shift (far above 31; see
     :func:`c_shift_factor`); a negative one gives a negative significand; an infinite or
     nan one follows the C cast of the current CPU (x86: (0, 0); Arm: +inf fails TFLM's
-    check ``q_fixed <= 2^31`` and aborts, raised here as a ValueError)."""
+    check ``q_fixed <= 2^31`` and aborts, raised here as a TfliteCheckError, -inf and nan
+    give (0, 0); RV32: +inf and nan abort, -inf gives (0, 0))."""
     real_multiplier = float(real_multiplier)
     if real_multiplier == 0.0:
         return 0, 0
@@ -249,12 +314,14 @@ def rounding_divide_by_pot(x: ArrayLike, exponent: ArrayLike) -> np.ndarray:
     computes it: :func:`_c_rounding_divide_by_pot`)."""
     if type(x) is int and type(exponent) is int:
         if exponent > 31:
+            _assert_exponent(exponent)
             return int(_c_rounding_divide_by_pot(np.int64(x), np.int64(exponent)))
         mask = (1 << exponent) - 1
         return (x >> exponent) + ((x & mask) > (mask >> 1) + (x < 0))
     x = np.asarray(x, dtype=np.int64)
     exponent = np.asarray(exponent, dtype=np.int64)
     if np.any(exponent > 31):
+        _assert_exponent(exponent)
         return _c_rounding_divide_by_pot(x, exponent)
     mask = (np.int64(1) << exponent) - 1
     remainder = x & mask
@@ -364,17 +431,24 @@ def multiply_by_quantized_multiplier_64(x: ArrayLike, multiplier: ArrayLike, shi
     x = np.asarray(x, dtype=np.int64)
     multiplier = np.asarray(multiplier, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
+    if debug_asserts() and (np.any(multiplier < 0) or np.any(shift < -31) or np.any(shift > 7)
+                            or x.size and (x.min() < -(1 << 47) or x.max() >= 1 << 47)):
+        raise TfliteCheckError("the 64-bit MultiplyByQuantizedMultiplier's debug assertions "
+                               "(multiplier >= 0, shift in -31..7, |x| < 2^47) fail for a "
+                               f"multiplier of {int(np.min(multiplier))} and a shift of "
+                               f"{int(np.max(shift))} (the build aborts)")
     reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
     total_shift = 15 - shift
     if np.any(total_shift < 1) or np.any(total_shift > 63):
-        # shift counts outside 0..63 are undefined in C; x86 masks them to 6 bits
-        if current_cpu() != "x86":
+        # shift counts outside 0..63 are undefined in C: as the CPU shifts (c_shift_count64)
+        if current_cpu() == "arm":
             raise TfliteCheckError(f"a requantisation shift of {int(np.max(shift))} makes TFLM's "
                              "64-bit MultiplyByQuantizedMultiplier shift by a count outside "
                              "0..63 (undefined in C; not emulated for this CPU)")
         with np.errstate(over="ignore"):
             product = x * reduced                       # wraps as the C int64 product does
-        result = (product + (np.int64(1) << ((total_shift - 1) & 63))) >> (total_shift & 63)
+            result = (product + (np.int64(1) << c_shift_count64(total_shift - 1))) \
+                >> c_shift_count64(total_shift)
         return wrap_int32(result)
     result = (x * reduced + (np.int64(1) << (total_shift - 1))) >> total_shift
     return wrap_int32(result)
@@ -1085,15 +1159,12 @@ def get_reciprocal(x: ArrayLike, x_integer_digits: int) -> Tuple[np.ndarray, np.
 
 
 def c_shl64(value: int, count: int) -> int:
-    """``(int64_t)value << count`` as the CPU computes it: x86 shifts by count & 63 and
-    keeps the low 64 bits; elsewhere a count outside 0..63 is refused (undefined in C,
-    not emulated)."""
+    """``(int64_t)value << count`` as the CPU computes it (:func:`c_shift_count64`: x86
+    shifts by count & 63, RV32 by 32 + (count & 31) from 32 on), keeping the low 64
+    bits; on Arm a count outside 0..63 is refused (undefined in C, not emulated)."""
     count = int(count)
     if not 0 <= count <= 63:
-        if current_cpu() != "x86":
-            raise TfliteCheckError(f"a 64-bit shift by {count} is undefined in C (not emulated for "
-                             "this CPU)")
-        count &= 63
+        count = int(c_shift_count64(count))
     v = (int(value) << count) & ((1 << 64) - 1)
     return v - (1 << 64) if v >= 1 << 63 else v
 
