@@ -1,7 +1,7 @@
 """Hostile models and misuse, each case in its own process, against TFLM.
 
     python benchmarks/fuzz_hostile.py --cases 10000 --seed 1 [--families offline,control]
-        [--timeout 10] [--as-limit-mib 2048] [--workers 1] [--out results.jsonl]
+        [--timeout 10] [--as-limit-mib 2048] [--out results.jsonl] [--no-tflm]
 
 Families (tests/hostile_cases.py): ``offline`` (OfflineMemoryAllocation plans), ``control``
 (WHILE / IF / CALL_ONCE: endless, nested, run-time length, bad subgraph indices),
@@ -9,8 +9,10 @@ Families (tests/hostile_cases.py): ``offline`` (OfflineMemoryAllocation plans), 
 ``quant`` (scales from 1e-45 to 3.4e38, 0, negative, inf, nan; zero points at the
 edges), ``files`` (FIFOs, /dev/zero, directories, damaged or lying .npy files as the
 model, an input or labels), ``flags`` (every numeric option at and beyond its range),
-``mutation`` (tests/fuzzing.py's byte and structure mutations of small zoo models).
-Case i belongs to family i mod 7 and is drawn from a generator seeded by (seed, i).
+``mutation`` (tests/fuzzing.py's byte and structure mutations of small zoo models),
+``retype`` (one tensor of a single-op case, an example or a small zoo model given
+another type, quantized dimension or number of scales).
+Case i belongs to family i mod 8 (the families in this order) and is drawn from a generator seeded by (seed, i).
 
 Each case runs in a child process forked for it, with an address-space limit
 (RLIMIT_AS, default 2 GiB) and a time limit (default 10 s, then the child is killed).

@@ -19,7 +19,11 @@ public surface it goes through. Families:
 * ``flags``: every numeric option of every command with values from its range's edges
   and far outside (negative, 2^31, 2^63, 2^70, nan, inf);
 * ``mutation``: a small zoo model with one byte-level or structure-aware mutation
-  (tests/fuzzing.py), through any model surface.
+  (tests/fuzzing.py), through any model surface;
+* ``retype``: one tensor of a small model from a wide corpus (the single-op CMSIS-NN and
+  ESP-NN cases, TFLM's example models, the small zoo) given another type (any of the
+  schema's 0..19), another quantized dimension or another number of scales, run on
+  seeded random inputs: a kernel must check what it reads as TFLM does, or refuse.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import numpy as np
 
 from tests.helpers import DATA, TensorDef, single_op_model
 
-FAMILIES = ("offline", "control", "shapes", "quant", "files", "flags", "mutation")
+FAMILIES = ("offline", "control", "shapes", "quant", "files", "flags", "mutation", "retype")
 #: the zoo models the offline family plans (small ones: a case must finish in seconds)
 SMALL_MODELS = ("hello_world_int8", "hello_world_float", "simple_add_model",
                 "micro_speech_quantized", "keyword_scrambled_8bit", "trained_lstm_int8")
@@ -390,6 +394,63 @@ def mutation_case(rng) -> Case:
     return Case("mutation", f"{name}: {kind}", _pick(rng, MODEL_SURFACES), data, inputs=inputs)
 
 
+def _retype_corpus() -> List[str]:
+    """Paths of the retype family's models (each under 256 KiB), sorted."""
+    import glob
+    paths = [os.path.join(DATA, name + ".tflite") for name in SMALL_MODELS]
+    for pattern in ("cmsis_nn_cases/*/*.tflite", "esp_nn_cases/*/*.tflite", "tflm_examples/**/*.tflite"):
+        paths += glob.glob(os.path.join(DATA, pattern), recursive=True)
+    return sorted(p for p in set(paths) if os.path.getsize(p) < 256 << 10)
+
+
+_RETYPE_CORPUS: List[str] = []
+
+
+def retype_case(rng) -> Case:
+    from micro_runtime import load_model
+    from micro_runtime.tools.model_writer import ModelBuilder
+    from tests.conformance_check import random_inputs
+    if not _RETYPE_CORPUS:
+        _RETYPE_CORPUS.extend(_retype_corpus())
+    path = _pick(rng, _RETYPE_CORPUS)
+    with open(path, "rb") as f:
+        raw = f.read()
+    mb = ModelBuilder.from_model(load_model(raw))
+    sg = _pick(rng, mb.subgraphs)
+    name = os.path.relpath(path, DATA)
+    if not sg.tensors:
+        return Case("retype", f"{name}: no tensors", "micro", raw, inputs=_zero_inputs(raw))
+    index = int(rng.integers(len(sg.tensors)))
+    tensor = sg.tensors[index]
+    how = int(rng.integers(4))
+    if how <= 1 or tensor.quantization is None:
+        tensor.type = int(rng.integers(0, 20))
+        what = f"tensor {index} type {tensor.type}"
+    elif how == 2:
+        scales, zero_points, _ = tensor.quantization
+        qdim = int(_pick(rng, (-1, len(tensor.shape), len(tensor.shape) + 3, 0, 1 << 20)))
+        tensor.quantization = (scales, zero_points, qdim)
+        what = f"tensor {index} quantized dimension {qdim}"
+    else:
+        scales, zero_points, qdim = tensor.quantization
+        count = int(_pick(rng, (1, 2, max(len(scales) - 1, 1), len(scales) + 1, 3)))
+        tensor.quantization = (np.resize(np.asarray(scales, np.float32), count),
+                               np.resize(np.asarray(zero_points, np.int64), count), qdim)
+        what = f"tensor {index} with {count} scales"
+    seed = int(rng.integers(1 << 16))
+    try:
+        model = mb.build()
+    except Exception:  # noqa: BLE001 - a change the writer cannot encode: the model unchanged
+        model = raw
+        what += " (not writable: unchanged)"
+    try:
+        inputs = random_inputs(load_model(model), seed)
+    except Exception:  # noqa: BLE001 - the loader refuses the model: the surface reports it
+        inputs = []
+    return Case("retype", f"{name}: {what}", _pick(rng, ("micro", "api", "eval", "micro", "cli_run")),
+                model, inputs=inputs)
+
+
 def make_case(family: str, rng, workdir: str) -> Case:
     """One case of ``family`` (see :data:`FAMILIES`)."""
     if family == "offline":
@@ -406,6 +467,8 @@ def make_case(family: str, rng, workdir: str) -> Case:
         return flags_case(rng, workdir)
     if family == "mutation":
         return mutation_case(rng)
+    if family == "retype":
+        return retype_case(rng)
     raise ValueError(f"unknown family {family!r}")
 
 
