@@ -110,6 +110,10 @@ def test_eval_input_errors(capsys, tmp_path):
     assert code == 1 and "--inputs" in err
     code, _, err = run(capsys, "eval", model_path("micro_speech_quantized"), "--inputs", tmp_path / "none.npy")
     assert code == 1 and "cannot read input 0" in err
+    np.save(tmp_path / "x.npy", np.zeros((3, 1960), np.int8))
+    code, _, err = run(capsys, "eval", model_path("micro_speech_quantized"), "--inputs", tmp_path / "x.npy",
+                       "--output-index", "5")      # without --labels too: not ignored
+    assert code == 1 and "--output-index 5: the model has 1 output(s)" in err
 
 
 def test_accuracy_needs_class_scores():

@@ -234,7 +234,8 @@ def run_evaluation(model, input_paths: Sequence[str], *, target: str, batch: Opt
     model = model if isinstance(model, Model) else load_model(model)
     main = model.main
     output_specs = [main.tensors[t] for t in main.outputs]
-    if (labels_path is not None or targets_path is not None) and not 0 <= output_index < len(output_specs):
+    if ((labels_path is not None or targets_path is not None or output_index != 0)
+            and not 0 <= output_index < len(output_specs)):
         raise InputError(f"--output-index {output_index}: the model has {len(output_specs)} output(s)")
     spec = output_specs[output_index] if 0 <= output_index < len(output_specs) else None
     labels = targets = None
