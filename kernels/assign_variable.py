@@ -22,6 +22,7 @@ from .internal.tensor_utils import type_name
 @register
 class AssignVariable(Kernel):
     op = "ASSIGN_VARIABLE"
+    invoke_allocates = True     # creates the resource variable's buffer on its first assignment
     supported_types = ("*",)
     type_input = 1
 

@@ -88,6 +88,19 @@ class Kernel:
     type_input: Optional[int] = 0
     #: which input is the weights tensor of ``"DATA x WEIGHTS"`` entries (None: no weights)
     weights_input: Optional[int] = None
+    #: Whether invoke may change the arena: take temporaries, persistent buffers or
+    #: decompression memory, run other subgraphs, create resource variables. A sizing
+    #: pass (which needs the allocation timeline, not the outputs) runs such invokes and
+    #: skips the arithmetic of the others in models without control flow. True for a
+    #: kernel of a user; the registered kernels of this package that do not set it get
+    #: False (:func:`register`), and tests/test_sizing_pass.py checks on the test models
+    #: that skipping changes no timeline.
+    invoke_allocates: bool = True
+
+    def invoke_allocates_for(self, node) -> bool:
+        """:attr:`invoke_allocates` for one prepared node; also True for a node that
+        decompresses inputs at invoke (its OpData's ``decompress`` scratch map)."""
+        return self.invoke_allocates or bool(getattr(node.user_data, "decompress", None))
 
     @property
     def builtin_code(self) -> int:
@@ -172,10 +185,19 @@ BUILTIN_KERNELS: Dict[str, Type[Kernel]] = {}
 CUSTOM_KERNELS: Dict[str, Type[Kernel]] = {}
 
 
+def _package_kernel_default(cls: Type[Kernel]) -> None:
+    """A kernel of this package that states nothing about :attr:`Kernel.invoke_allocates`
+    (neither it nor a base below :class:`Kernel`) computes only: False."""
+    if cls.__module__.split(".")[0] == "kernels" and not any(
+            "invoke_allocates" in vars(k) for k in cls.__mro__ if k is not Kernel):
+        cls.invoke_allocates = False
+
+
 def register(cls: Type[Kernel]) -> Type[Kernel]:
     """Class decorator adding a builtin kernel (``op``) or a custom-op kernel
     (``custom_name``) to the registry."""
     cls.type_combos()        # a malformed entry fails at import
+    _package_kernel_default(cls)
     if cls.op is None and cls.custom_name:
         CUSTOM_KERNELS[cls.custom_name] = cls
         return cls
@@ -200,6 +222,7 @@ def register_variant(library: str):
     reference kernel does; ops a library does not override keep the reference kernel."""
     def wrap(cls: Type[Kernel]) -> Type[Kernel]:
         cls.type_combos()
+        _package_kernel_default(cls)
         name = cls.op if cls.op is not None else cls.custom_name
         if not name:
             raise ValueError(f"{cls.__name__}: a kernel variant needs an op or custom_name")

@@ -21,6 +21,7 @@ class OpData:
 @register
 class CallOnce(Kernel):
     op = "CALL_ONCE"
+    invoke_allocates = True     # runs another subgraph
 
     def init(self, ctx, node):
         ctx.allocate_persistent(ctx.sizeof("call_once.OpData"))

@@ -39,6 +39,7 @@ class OpData:
 @register
 class CircularBuffer(Kernel):
     custom_name = "CIRCULAR_BUFFER"
+    invoke_allocates = True     # its invoke may end the run early (what runs next)
     supported_types = ("int8",)
 
     def init(self, ctx, node):

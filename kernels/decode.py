@@ -75,6 +75,7 @@ def _channels(ctx, out) -> tuple:
 @register
 class Decode(Kernel):
     custom_name = DECODE_CUSTOM_CODE
+    invoke_allocates = True     # takes decompression memory
     supported_types = ("float32 (LUT, pruning)", "int8", "int16 (LUT, pruning, 32-bit Huffman)",
                        "int32 (LUT, pruning)", "int64 (LUT, pruning)", "bool (LUT, pruning)")
     type_input = None

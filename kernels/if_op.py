@@ -25,6 +25,7 @@ class OpData:
 @register
 class If(Kernel):
     op = "IF"
+    invoke_allocates = True     # runs another subgraph
     supported_types = ("*",)
     type_input = 1
 

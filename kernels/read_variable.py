@@ -19,6 +19,7 @@ from .internal.tensor_utils import type_name
 @register
 class ReadVariable(Kernel):
     op = "READ_VARIABLE"
+    invoke_allocates = True     # reads a resource variable an assignment created
     supported_types = ("*",)
     type_input = None
 

@@ -25,6 +25,7 @@ def _name(params, field):
 @register
 class VarHandle(Kernel):
     op = "VAR_HANDLE"
+    invoke_allocates = True     # hands out the resource variables
     supported_types = ("resource",)
     type_input = None
 

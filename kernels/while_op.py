@@ -33,6 +33,7 @@ class OpData:
 @register
 class While(Kernel):
     op = "WHILE"
+    invoke_allocates = True     # runs other subgraphs
     supported_types = ("*",)
 
     def init(self, ctx, node):

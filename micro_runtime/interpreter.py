@@ -50,6 +50,16 @@ MAX_RESOURCE_VARIABLES = (1 << 31) - 1
 STATUS_OK, STATUS_ABORT = 0, 15
 
 
+def _host_memory_error(node, stage: str, error: MemoryError) -> LimitError:
+    """The :class:`LimitError` for an operator whose host-side working arrays (numpy
+    temporaries of its ``stage``, beyond the arena's bytes) do not fit this host."""
+    detail = str(error) or "out of memory"
+    return LimitError(f"{node.name} (operator #{node.index}"
+                      + (f" of subgraph {node.subgraph_index}" if node.subgraph_index else "")
+                      + f"): this host ran out of memory for the working arrays of its {stage} "
+                      f"({detail})", limit="host memory")
+
+
 def stderr_reporter(message: str) -> None:
     """The default error reporter: TFLM's MicroPrintf, one CR LF-terminated line on stderr."""
     sys.stderr.write(message.rstrip("\r\n") + TFLM_LINE_END)
@@ -446,6 +456,10 @@ class MicroInterpreter:
                     error = ctx.error(f"failed to prepare: {type(e).__name__}: {e}")
                     self._report_node_failure(error, node, "prepare")
                     raise error from e
+                except MemoryError as e:
+                    error = _host_memory_error(node, "prepare", e)
+                    self._report_node_failure(error, node, "prepare")
+                    raise error from None
                 node.tail_bytes["persistent"] += self.arena.persistent_used_bytes - before
                 self._check_compressed_inputs(s, sg, node)
                 if self.target.compression:
@@ -663,6 +677,10 @@ class MicroInterpreter:
                     error = ctx.error(f"failed to invoke: {type(e).__name__}: {e}")
                     self._report_node_failure(error, node, "invoke")
                     raise error from e
+                except MemoryError as e:
+                    error = _host_memory_error(node, "invoke", e)
+                    self._report_node_failure(error, node, "invoke")
+                    raise error from None
                 if compression:
                     ctx.reset_decompression_memory()
                 # a node that took no temporaries leaves nothing to reset (and, once the
@@ -921,6 +939,30 @@ class SizingProbe(MicroInterpreter):
     offline plan whose outputs are not emulated does not stop it."""
 
     refuse_unemulated_plans = False
+    #: skip the invokes that only compute (see :meth:`_materialize`)
+    skip_computing = True
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         return error
+
+    def _materialize(self) -> None:
+        """The invoke plan of a sizing pass: in a model without control flow (where no
+        value decides what runs), the nodes whose invoke cannot change the arena
+        (:meth:`kernels.base.Kernel.invoke_allocates_for`) are skipped: their arithmetic
+        adds nothing to the allocation timeline, and would take host memory and time."""
+        super()._materialize()
+        nodes = [node for sg in self.subgraphs for node in sg.nodes]
+        if not self.skip_computing or any(node.registration.op in CONTROL_FLOW_OPS for node in nodes):
+            return
+        self._invoke_plans = [
+            [(node, invoke if node.registration.invoke_allocates_for(node) else _skip_invoke)
+             for node, invoke in plan] for plan in self._invoke_plans]
+
+
+#: operators whose invoke runs other subgraphs (what they run depends on values)
+CONTROL_FLOW_OPS = frozenset({"IF", "WHILE", "CALL_ONCE"})
+
+
+def _skip_invoke(ctx, node) -> None:
+    """A sizing pass's stand-in for an invoke that only computes."""
+    return None

@@ -57,6 +57,7 @@ class EspSoftmaxOpData(OpData):
 @register_variant("esp-nn")
 class EspNNSoftmax(Softmax):
     op = "SOFTMAX"
+    invoke_allocates = True     # writes arena bytes beyond its buffers
     supported_types = Softmax.supported_types
 
     @classmethod

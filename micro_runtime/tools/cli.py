@@ -1160,6 +1160,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except MemoryError as e:        # host memory beyond what the library bounds itself
+        print(f"error: this host ran out of memory ({e or 'no detail'})", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
