@@ -168,6 +168,10 @@ class MicroInterpreter:
     #: passes and invokes for figures only (``npu_stub``) go on: their allocations are
     #: exact
     refuse_unemulated_plans = True
+    #: an interpreter for the figures only (sizing passes, ``audit``): invoke skips the
+    #: arithmetic of operators whose invoke cannot change the arena, in models without
+    #: control flow; outputs are then not computed. Set before allocate_tensors().
+    skip_computing = False
 
     def __init__(self, model: Union[Model, str, os.PathLike, bytes], op_resolver: Optional[OpResolver] = None,
                  arena_size: Optional[int] = None, *, target: Union[str, Target] = DEFAULT_TARGET,
@@ -549,6 +553,15 @@ class MicroInterpreter:
         # what invoke walks: each node with its kernel's bound invoke
         self._invoke_plans = [[(node, node.registration.invoke) for node in sg.nodes]
                               for sg in self.subgraphs]
+        if self.skip_computing and not any(node.registration.op in CONTROL_FLOW_OPS
+                                           for sg in self.subgraphs for node in sg.nodes):
+            # a pass for the figures only: in a model without control flow (where no value
+            # decides what runs), the nodes whose invoke cannot change the arena
+            # (Kernel.invoke_allocates_for) are not computed -- their arithmetic adds
+            # nothing to the allocation timeline, and takes host memory and time
+            self._invoke_plans = [
+                [(node, invoke if node.registration.invoke_allocates_for(node) else _skip_invoke)
+                 for node, invoke in plan] for plan in self._invoke_plans]
         # what reset() walks: the kernels with a reset of their own, and each variable
         # tensor's bytes with the value they start from (its zero point for int8)
         self._reset_plans = [([(node, node.registration.reset) for node in sg.nodes
@@ -939,24 +952,10 @@ class SizingProbe(MicroInterpreter):
     offline plan whose outputs are not emulated does not stop it."""
 
     refuse_unemulated_plans = False
-    #: skip the invokes that only compute (see :meth:`_materialize`)
     skip_computing = True
 
     def _with_min_arena(self, error: ArenaTooSmallError) -> ArenaTooSmallError:
         return error
-
-    def _materialize(self) -> None:
-        """The invoke plan of a sizing pass: in a model without control flow (where no
-        value decides what runs), the nodes whose invoke cannot change the arena
-        (:meth:`kernels.base.Kernel.invoke_allocates_for`) are skipped: their arithmetic
-        adds nothing to the allocation timeline, and would take host memory and time."""
-        super()._materialize()
-        nodes = [node for sg in self.subgraphs for node in sg.nodes]
-        if not self.skip_computing or any(node.registration.op in CONTROL_FLOW_OPS for node in nodes):
-            return
-        self._invoke_plans = [
-            [(node, invoke if node.registration.invoke_allocates_for(node) else _skip_invoke)
-             for node, invoke in plan] for plan in self._invoke_plans]
 
 
 #: operators whose invoke runs other subgraphs (what they run depends on values)

@@ -70,6 +70,9 @@ def _make_interpreter(model, args, arena_size: Optional[int] = None, invoke: boo
     it = cls(model, resolver, arena_size=arena_size, target=args.target,
              num_resource_variables=count_resource_variables(model), error_reporter=lambda m: None,
              max_loop_iterations=loops, npu_stub=invoke)
+    # audit / plan show figures, not outputs: the arithmetic that cannot change the arena
+    # is not done (MicroInterpreter.skip_computing)
+    it.skip_computing = args.command != "run"
     if invoke:
         it.invoke()
     else:
