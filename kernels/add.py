@@ -116,7 +116,7 @@ class Add(Kernel):
         out = node.output_arrays[0]
         if out.dtype == np.float32:
             c_math = math_for(ctx.target)                  # the build's NaN rules
-            commuted = c_math.commuted_add_mul and x1.shape == x2.shape     # not broadcast
+            commuted = c_math.input2_first("ADD", x1.shape, x2.shape)
             total = c_math.add(x2, x1) if commuted else c_math.add(x1, x2)
             result = np.minimum(np.maximum(total, data.act_min_f), data.act_max_f)
         elif out.dtype == np.int32:

@@ -12,12 +12,13 @@ import copy
 import numpy as np
 
 from .base import Kernel, register
-from .internal.quantization import (ChannelRequantizer, activation_range_float, activation_range_quantized,
+from .internal.quantization import (ChannelRequantizer, current_cpu, activation_range_float, activation_range_quantized,
                            multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_64,
                            quantize_multiplier, quantize_multiplier_array,
                            quantized_convolution_multiplier, wrap_int32)
 from .internal.tensor_utils import FLOAT32, INT4, INT8, INT16, INT32, INT64, flat_size, type_name, unpack_int4
 from .internal.folded_stages import FoldedFcStage, SaturatingTableFc
+from .internal.float_ops import first_nan
 from .internal.matmul import exact_int_matmul, float32_sequential_matmul, products_fit
 
 INPUT, WEIGHTS, BIAS = 0, 1, 2
@@ -278,10 +279,14 @@ class FullyConnected(Kernel):
         bias = data.bias
         if x.dtype == np.float32:
             lo, hi = activation_range_float(data.activation)
+            x86 = current_cpu() == "x86"   # NaN payloads as the package's x86 code picks them
             total = float32_sequential_matmul(x.reshape(-1)[: b * d].reshape(b, d), weights,
-                                              fused=ctx.target.float_fma)
+                                              fused=ctx.target.float_fma, x86_nans=x86)
             if bias is not None:
-                np.add(total, bias, out=total)
+                if x86:         # the package computes bias + total (the NaN of the bias first)
+                    total = first_nan(bias, total, np.add(bias, total))
+                else:
+                    np.add(total, bias, out=total)
             np.maximum(total, lo, out=total)
             np.minimum(total, hi, out=total)
             np.copyto(flat_out.reshape(b, o), total)

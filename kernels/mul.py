@@ -80,7 +80,7 @@ class Mul(Kernel):
         if out.dtype == np.float32:
             with np.errstate(all="ignore"):
                 c_math = math_for(ctx.target)                 # the build's NaN rules
-                commuted = c_math.commuted_add_mul and x1.shape == x2.shape    # not broadcast
+                commuted = c_math.input2_first("MUL", x1.shape, x2.shape)
                 product = c_math.mul(x2, x1) if commuted else c_math.mul(x1, x2)
             result = clamp_float32(product, data.act_min, data.act_max)
         elif out.dtype == np.int32:

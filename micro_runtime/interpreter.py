@@ -107,9 +107,10 @@ SHAPE_ONLY_OPS = frozenset({"SHAPE", "ZEROS_LIKE"})
 def undefined_read(model: Model) -> Optional[str]:
     """Why invoking ``model`` reads undefined bytes, or None: an operator reads a tensor
     nothing has written (not an input of its subgraph, not constant, not a variable,
-    not an output of an earlier operator). TFLM allocates and runs such a model, but the
-    kernel then reads whatever the arena held there (a fresh arena's malloc'd bytes, or
-    what an earlier buffer left), so its outputs are undefined."""
+    not an output of an earlier operator), or a subgraph output is such a tensor. TFLM
+    allocates and runs such a model, but the kernel (or the caller) then reads whatever
+    the arena held there (a fresh arena's malloc'd bytes, or what an earlier buffer
+    left), so the outputs are undefined."""
     for s, sg in enumerate(model.subgraphs):
         written = set(t for t in sg.inputs if t >= 0)
         for op in sg.operators:
@@ -126,6 +127,16 @@ def undefined_read(model: Model) -> Optional[str]:
                             "arena holds there, so the outputs are undefined (allocation and sizing "
                             "are exact)")
             written.update(t for t in op.outputs if t >= 0)
+        for k, t in enumerate(sg.outputs):
+            if t < 0 or t >= len(sg.tensors) or t in written:
+                continue
+            spec = sg.tensors[t]
+            if spec.data is not None or spec.is_variable or any(int(d) == 0 for d in spec.shape):
+                continue
+            return (f"output {k} of subgraph {s} ({spec.describe()}) is never written (not an "
+                    "input of the subgraph, not constant, not a variable, not an output of any "
+                    "operator): TFLM hands over whatever bytes its arena holds there, so it is "
+                    "undefined (allocation and sizing are exact)")
     return None
 
 
@@ -155,7 +166,7 @@ class MicroInterpreter:
     :class:`LimitError`. The interpreter's own sizing passes (:meth:`min_arena_bytes`,
     the size that works in an ArenaTooSmallError, :meth:`resize_input_tensor`) use it
     too, or :data:`~micro_runtime.limits.SIZING_LOOP_ITERATIONS` when it is None.
-    go there when they fit instead of into the arena. ``npu_stub``: co-processor operators
+    ``npu_stub``: co-processor operators
     (the ``ethos-u`` operator of Vela-compiled models, on the ``cortex-m55+ethos-u*``
     targets) return at once when invoked, computing nothing, as the QEMU builds behind
     the Ethos-U figures do (the NPU is not emulated): for sizing only; without it,

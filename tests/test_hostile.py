@@ -561,6 +561,23 @@ def test_a_tensor_read_before_anything_writes_it_is_sized_but_not_run():
         it = make()
         with pytest.raises(ModelError, match=r"input 1 \(tensor #1 'h'\) is read before anything writes it"):
             it.invoke()
+    # a model output no operator writes (the fuzz dropped the operators, or re-wired one
+    # to write a model input): what TFLM hands over differs from run to run
+    from micro_runtime.batched import Evaluator
+    b = ModelBuilder()
+    g = b.subgraph()
+    x = g.add_tensor("x", (4,), "FLOAT32")
+    y = g.add_tensor("y", (4,), "FLOAT32")
+    g.add_operator("RELU", [x], [x])
+    g.inputs, g.outputs = [x], [y]
+    raw = b.build()
+    assert measure_arena(raw, "host64").min_arena_bytes > 0
+    for make in (lambda: MicroInterpreter(raw, arena_size=1 << 16),
+                 lambda: Interpreter.from_bytes(raw, error_reporter=lambda m: None)):
+        with pytest.raises(ModelError, match=r"output 0 of subgraph 0 \(tensor #1 'y'\) is never written"):
+            make().invoke()
+    with pytest.raises(ModelError, match="is never written"):
+        Evaluator(raw, target="host64")
 
 
 def test_a_model_beyond_the_nominal_arena_is_an_arena_error():

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -65,6 +65,28 @@ class FloatMath:
     #: on it): measured on TFLM's Cortex-M builds for same-shape inputs; their broadcast
     #: loops keep input 1 first
     commuted_add_mul: bool = False
+    #: the host build's rule instead (None: the one above): ``(op, shape1, shape2)`` ->
+    #: whether input 2 is the first operand (:func:`x86_input2_first`)
+    input2_first_rule: Optional[Callable[[str, tuple, tuple], bool]] = None
+
+    def input2_first(self, op: str, shape1: tuple, shape2: tuple) -> bool:
+        """Whether the float ADD / MUL loop of this build takes input 2 as the first
+        operand for inputs of these shapes (which NaN of two comes out)."""
+        if self.input2_first_rule is not None:
+            return self.input2_first_rule(op, tuple(shape1), tuple(shape2))
+        return self.commuted_add_mul and tuple(shape1) == tuple(shape2)
+
+
+def x86_input2_first(op: str, shape1: tuple, shape2: tuple) -> bool:
+    """The tflite-micro package's float ADD / MUL operand order, measured with two NaN
+    inputs (tests/test_float_nans.py): same shapes, ADD input 1 first and MUL input 2
+    first; input 2 of one element (the scalar loop), input 1 first; input 1 of one
+    element, and every other broadcast, input 2 first."""
+    if shape1 == shape2:
+        return op == "MUL"
+    if math.prod(shape2) == 1:
+        return False
+    return True
 
 
 def _sqrtf_x86(x) -> np.ndarray:
@@ -74,8 +96,9 @@ def _sqrtf_x86(x) -> np.ndarray:
 
 
 def _mul_x86(a, b) -> np.ndarray:
+    """``a * b`` in float32 (x86 NaN choice: ``a``'s of two NaNs)."""
     with np.errstate(all="ignore"):
-        return np.multiply(a, b, dtype=np.float32)
+        return float_ops.first_nan(a, b, np.multiply(a, b, dtype=np.float32))
 
 
 def _div_x86(a, b) -> np.ndarray:
@@ -102,7 +125,8 @@ def _dadd_ieee(a, b) -> np.ndarray:
 GLIBC = FloatMath("glibc", libm_float.expf, libm_float.expm1f, libm_float.tanhf,
                   glibc_float.logf, glibc_float.sinf, glibc_float.cosf, _sqrtf_x86,
                   float_ops.add_f32, float_ops.sub_f32, _mul_x86, _div_x86,
-                  float_ops.x86_row_sum, _exp64_glibc, _dadd_ieee)
+                  float_ops.x86_row_sum, _exp64_glibc, _dadd_ieee,
+                  input2_first_rule=x86_input2_first)
 NEWLIB = FloatMath("newlib", newlib_float.expf, newlib_float.expm1f, newlib_float.tanhf,
                    newlib_float.logf, newlib_float.sinf, newlib_float.cosf, newlib_float.sqrtf,
                    float_ops.arm_add_f32, float_ops.arm_sub_f32, float_ops.arm_mul_f32,

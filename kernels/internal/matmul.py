@@ -105,7 +105,8 @@ def _fused_sequential(a: np.ndarray, b: np.ndarray, shape) -> np.ndarray:
     return total
 
 
-def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False) -> np.ndarray:
+def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False,
+                              x86_nans: bool = False) -> np.ndarray:
     """a (..., m, k) @ b (..., k, n) in float32, summing k in order with one rounding per
     product and per addition (TFLM's ``total = 0.f; total += a * b`` loops); leading batch
     dimensions broadcast as in ``np.matmul``.
@@ -116,7 +117,9 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False)
     an x86 addition keeps depends on its operand order, which only the loop follows), add
     one k-slice at a time. The result may be a reused scratch array: consume or copy it
     before the next call. ``fused``: each step one fused multiply-add
-    (:func:`float32_fma`), the first from +0.0."""
+    (:func:`float32_fma`), the first from +0.0. ``x86_nans``: a sum that ends NaN takes
+    the NaN x86 gives ``total = total + a * b`` (of two NaNs the first operand's:
+    ``a`` in the product, ``total`` in the sum), as TFLM's FULLY_CONNECTED in the package."""
     a = np.asarray(a, dtype=np.float32)
     b = np.asarray(b, dtype=np.float32)
     if a.ndim == 2 and b.ndim == 2:
@@ -144,17 +147,27 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False)
             return total
         # a NaN sum: numpy's broadcast loops may swap a multiplication's operands, and
         # only the row loop keeps the NaN choice of TFLM's
-    return _sequential_rows(a, b, shape)
+    total = _sequential_rows(a, b, shape)
+    if x86_nans and np.isnan(total).any():
+        total = _sequential_rows(a, b, shape, x86_nans=True)
+    return total
 
 
-def _sequential_rows(a: np.ndarray, b: np.ndarray, shape) -> np.ndarray:
+def _sequential_rows(a: np.ndarray, b: np.ndarray, shape, x86_nans: bool = False) -> np.ndarray:
     """The one-product-per-step loop: ``total = 0; total += a[..., k] * b[k]`` for each
-    k in order, on the (..., m, n) result."""
+    k in order, on the (..., m, n) result; ``x86_nans``: of two NaN operands, the
+    first's (:func:`~kernels.internal.float_ops.first_nan`)."""
+    from .float_ops import first_nan
     total = np.zeros(shape, dtype=np.float32)
     product = np.empty(shape, dtype=np.float32)
     for k in range(a.shape[-1]):
-        np.multiply(a[..., :, k:k + 1], b[..., k:k + 1, :], out=product)
-        total += product
+        a_k, b_k = a[..., :, k:k + 1], b[..., k:k + 1, :]
+        np.multiply(a_k, b_k, out=product)
+        if x86_nans:
+            step = first_nan(a_k, b_k, product)
+            total = first_nan(total, step, np.add(total, step))
+        else:
+            total += product
     return total
 
 
