@@ -22,9 +22,10 @@ class RescaleParams:
         """``float32``: the three real multipliers are float32 expressions widened to
         double (TFLM 90b983c2's SUB) instead of double ones (ADD; the package's SUB)."""
         self.left_shift = left_shift
-        self.input1_offset = -in1.zero_point
-        self.input2_offset = -in2.zero_point
-        self.output_offset = out.zero_point
+        # int32 as in C: a zero point outside the type's range is not checked by TFLM
+        self.input1_offset = int(wrap_int32(-int(wrap_int32(in1.zero_point))))
+        self.input2_offset = int(wrap_int32(-int(wrap_int32(in2.zero_point))))
+        self.output_offset = int(wrap_int32(out.zero_point))
         if float32:
             f = np.float32
             twice = f(2) * max(f(in1.scale), f(in2.scale))
@@ -44,9 +45,12 @@ class RescaleParams:
 
 
 def rescaled_inputs(x1: np.ndarray, x2: np.ndarray, p: RescaleParams):
-    """Both inputs brought to the common scale (TFLM's scaled_input{1,2}_val)."""
-    v1 = (x1.astype(np.int64) + p.input1_offset) << p.left_shift
-    v2 = (x2.astype(np.int64) + p.input2_offset) << p.left_shift
+    """Both inputs brought to the common scale (TFLM's scaled_input{1,2}_val), in int32
+    arithmetic that wraps as C's does (only zero points outside the type's range reach
+    it: TFLM checks none)."""
+    factor = 1 << p.left_shift
+    v1 = wrap_int32(wrap_int32(x1.astype(np.int64) + p.input1_offset) * factor)
+    v2 = wrap_int32(wrap_int32(x2.astype(np.int64) + p.input2_offset) * factor)
     s1 = multiply_by_quantized_multiplier_smaller_than_one_exp(v1, p.input1_multiplier, p.input1_shift)
     s2 = multiply_by_quantized_multiplier_smaller_than_one_exp(v2, p.input2_multiplier, p.input2_shift)
     return s1, s2

@@ -27,7 +27,7 @@ from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
 from .internal.broadcast import check_broadcast_output
 from .internal.quantization import (multiply_by_quantized_multiplier_smaller_than_one_exp,
-                           quantize_multiplier_smaller_than_one_exp)
+                           quantize_multiplier_smaller_than_one_exp, wrap_int32)
 from .internal.tensor_utils import BOOL, FLOAT32, INT8, INT16, INT32, INT64, type_name
 
 LEFT_SHIFT = 8
@@ -38,7 +38,8 @@ class OpData:
 
 
 def _rescale(x: np.ndarray, offset: int, multiplier: int, shift: int) -> np.ndarray:
-    shifted = (x.astype(np.int64) + offset) * (1 << LEFT_SHIFT)   # |.| <= 255 * 256: no wrap
+    # int32 arithmetic as C's (wraps only for a zero point outside int8's range)
+    shifted = wrap_int32(wrap_int32(x.astype(np.int64) + offset) * (1 << LEFT_SHIFT))
     return multiply_by_quantized_multiplier_smaller_than_one_exp(shifted, multiplier, shift)
 
 
@@ -80,7 +81,7 @@ class _Comparison(Kernel):
                 except ValueError:
                     raise ctx.error(f"int8 {self.op} needs the scale of {name} in (0, 1), got "
                                     f"{t.scale} (TFLM aborts otherwise)") from None
-                params.append((-t.zero_point, m, s))
+                params.append((int(wrap_int32(-int(wrap_int32(t.zero_point)))), m, s))
             data.quant = tuple(params)
         ctx.release(in1, in2)
 

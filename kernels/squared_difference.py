@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .add import rescaled_inputs
 from .base import Kernel, register
 from .internal.sample_rows import elementwise_rows
 from .internal.float_math import math_for
@@ -33,9 +34,10 @@ from .internal.tensor_utils import FLOAT32, INT8, INT16, INT32, type_name
 class QuantParams:
     def __init__(self, in1, in2, out, left_shift: int):
         self.left_shift = left_shift
-        self.input1_offset = -in1.zero_point
-        self.input2_offset = -in2.zero_point
-        self.output_offset = out.zero_point
+        # int32 as in C (TFLM checks no zero point's range)
+        self.input1_offset = int(wrap_int32(-int(wrap_int32(in1.zero_point))))
+        self.input2_offset = int(wrap_int32(-int(wrap_int32(in2.zero_point))))
+        self.output_offset = int(wrap_int32(out.zero_point))
         s1, s2, so = np.float32(in1.scale), np.float32(in2.scale), np.float32(out.scale)
         twice_max = 2.0 * float(max(s1, s2))
         self.input1_multiplier, self.input1_shift = quantize_multiplier_smaller_than_one_exp(
@@ -113,13 +115,8 @@ class SquaredDifference(Kernel):
             result = wrap_int32(d * d)
         else:
             p = node.user_data.quant
-            v1 = (x1.astype(np.int64) + p.input1_offset) << p.left_shift
-            v2 = (x2.astype(np.int64) + p.input2_offset) << p.left_shift
-            s1 = multiply_by_quantized_multiplier_smaller_than_one_exp(v1, p.input1_multiplier,
-                                                                      p.input1_shift)
-            s2 = multiply_by_quantized_multiplier_smaller_than_one_exp(v2, p.input2_multiplier,
-                                                                      p.input2_shift)
-            d = s1 - s2
+            s1, s2 = rescaled_inputs(x1, x2, p)
+            d = wrap_int32(s1 - s2)
             raw = multiply_by_quantized_multiplier(wrap_int32(d * d), p.output_multiplier,
                                                    p.output_shift) + p.output_offset
             result = np.clip(raw, p.act_min, p.act_max)

@@ -681,3 +681,28 @@ def test_mistyped_tensors_run_as_tflm_or_are_refused_with_a_reason(oracle):
         it.set_input(inputs[0], 0)
         it.invoke()
         assert tflm.ok and np.array_equal(it.output(0), tflm.outputs[0]), scale
+
+
+def test_zero_points_outside_the_type_range_run_as_tflm(oracle):
+    """TFLM checks no int8 zero point's range in ADD / SUB / SQUARED_DIFFERENCE / the
+    comparisons: (x - zero point) << 20 then wraps in int32 as C's arithmetic does. Where
+    TFLM does check it (SQUARED_DIFFERENCE), both refuse."""
+    from micro_runtime import KernelError
+    from tests.helpers import TensorDef, run_ours, single_op_model
+    rng = np.random.default_rng(3)
+    x1 = rng.integers(-128, 128, (1, 512)).astype(np.int8)
+    x2 = rng.integers(-128, 128, (1, 512)).astype(np.int8)
+    for op in ("ADD", "SUB", "SQUARED_DIFFERENCE", "LESS", "EQUAL"):
+        for zp in (32767, -40000, 200, (1 << 31) - 1, -(1 << 31)):
+            out = TensorDef((1, 512), "BOOL") if op in ("LESS", "EQUAL") else \
+                TensorDef((1, 512), "INT8", quant=(0.06, -3))
+            opts = dict(fused_activation_function=0) if op in ("ADD", "SUB") else {}
+            model = single_op_model(op, [TensorDef((1, 512), "INT8", quant=(0.04, zp)),
+                                         TensorDef((1, 512), "INT8", quant=(0.05, -1))], [out], **opts)
+            theirs = oracle.run(model, [x1, x2])
+            if not theirs.ok:               # TFLM's own range check: ours refuses too
+                with pytest.raises(KernelError):
+                    run_ours(model, [x1, x2], recording=False)
+                continue
+            ours = run_ours(model, [x1, x2], recording=False)[0][0]
+            assert np.array_equal(ours, theirs.outputs[0]), (op, zp)
