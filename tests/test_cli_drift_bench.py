@@ -104,11 +104,13 @@ def test_drift_with_given_inputs(capsys, tmp_path):
     (["--input", "{wrong_shape}"], "expected shape (1, 1)"),
     (["--input", "{missing}"], "cannot read input 0"),
     (["--seeds", "0"], "--seeds must be at least 1"),
+    (["--input", "{too_many}"], "input 0 holds 10001 samples; drift takes at most 10000"),
 ])
 def test_drift_errors_are_one_line(capsys, tmp_path, args, message):
     np.save(tmp_path / "wrong_dtype.npy", np.zeros((1, 1), np.float32))
     np.save(tmp_path / "wrong_shape.npy", np.zeros((2, 3), np.int8))
-    files = {k: str(tmp_path / f"{k}.npy") for k in ("wrong_dtype", "wrong_shape", "missing")}
+    np.save(tmp_path / "too_many.npy", np.zeros((10001, 1), np.int8))   # the --seeds bound, for files
+    files = {k: str(tmp_path / f"{k}.npy") for k in ("wrong_dtype", "wrong_shape", "missing", "too_many")}
     code, out, err = cli(capsys, "drift", model_path("hello_world_int8"), *[a.format(**files) for a in args])
     assert code == 1 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1

@@ -155,6 +155,9 @@ def load_inputs(sources: Sequence[Union[str, np.ndarray]], specs) -> List[List[n
         samples, _ = as_samples(value, spec.shape, f"input {k}")
         if samples.shape[0] == 0:
             raise InputError(f"input {k}: no samples (shape {tuple(value.shape)})")
+        if samples.shape[0] > MAX_DRIFT_SAMPLES:
+            raise InputError(f"input {k} holds {samples.shape[0]} samples; drift takes at most "
+                             f"{MAX_DRIFT_SAMPLES} (each runs through the float delegate on its own)")
         columns.append(list(samples))
     counts = {len(c) for c in columns}
     if len(counts) > 1:
