@@ -113,30 +113,34 @@ def undefined_read(model: Model) -> Optional[str]:
     left), so the outputs are undefined."""
     for s, sg in enumerate(model.subgraphs):
         written = set(t for t in sg.inputs if t >= 0)
+
+        def unwritten(t: int):
+            """The spec of tensor ``t`` if its bytes are undefined at this point, else None."""
+            if t < 0 or t >= len(sg.tensors) or t in written:
+                return None
+            spec = sg.tensors[t]
+            if spec.data is not None or spec.is_variable or any(int(d) == 0 for d in spec.shape):
+                return None
+            return spec
+
         for op in sg.operators:
             if op.name not in SHAPE_ONLY_OPS:
                 for k, t in enumerate(op.inputs):
-                    if t < 0 or t >= len(sg.tensors) or t in written:
-                        continue
-                    spec = sg.tensors[t]
-                    if spec.data is not None or spec.is_variable or any(int(d) == 0 for d in spec.shape):
-                        continue
-                    return (f"{op.describe()}: input {k} ({spec.describe()}) is read before anything "
-                            f"writes it (not an input of subgraph {s}, not constant, not a variable, "
-                            "not an output of an earlier operator): TFLM reads whatever bytes its "
-                            "arena holds there, so the outputs are undefined (allocation and sizing "
-                            "are exact)")
+                    spec = unwritten(t)
+                    if spec is not None:
+                        return (f"{op.describe()}: input {k} ({spec.describe()}) is read before "
+                                f"anything writes it (not an input of subgraph {s}, not constant, "
+                                "not a variable, not an output of an earlier operator): TFLM reads "
+                                "whatever bytes its arena holds there, so the outputs are undefined "
+                                "(allocation and sizing are exact)")
             written.update(t for t in op.outputs if t >= 0)
         for k, t in enumerate(sg.outputs):
-            if t < 0 or t >= len(sg.tensors) or t in written:
-                continue
-            spec = sg.tensors[t]
-            if spec.data is not None or spec.is_variable or any(int(d) == 0 for d in spec.shape):
-                continue
-            return (f"output {k} of subgraph {s} ({spec.describe()}) is never written (not an "
-                    "input of the subgraph, not constant, not a variable, not an output of any "
-                    "operator): TFLM hands over whatever bytes its arena holds there, so it is "
-                    "undefined (allocation and sizing are exact)")
+            spec = unwritten(t)
+            if spec is not None:
+                return (f"output {k} of subgraph {s} ({spec.describe()}) is never written (not an "
+                        "input of the subgraph, not constant, not a variable, not an output of any "
+                        "operator): TFLM hands over whatever bytes its arena holds there, so it is "
+                        "undefined (allocation and sizing are exact)")
     return None
 
 

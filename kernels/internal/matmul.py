@@ -130,6 +130,7 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False,
     if fused:
         return _fused_sequential(a, b, shape)
     slab = math.prod(shape)
+    nan_sum = False         # a faster form already ended with a NaN sum
     if depth and slab <= SEQUENTIAL_SLAB and slab * depth <= SEQUENTIAL_AT_ONCE:
         # (..., k, m, n): each step of the sum adds one contiguous m x n slab
         products = np.swapaxes(a, -1, -2)[..., :, :, None] * b[..., :, None, :]
@@ -141,12 +142,16 @@ def float32_sequential_matmul(a: np.ndarray, b: np.ndarray, fused: bool = False,
             return total
         # a NaN sum: which NaN x86 keeps depends on the operand order of each addition,
         # which only the loop below follows
-    if a.ndim == 2 and b.ndim == 2 and shape[0] > shape[1]:
+        nan_sum = True
+    if not nan_sum and a.ndim == 2 and b.ndim == 2 and shape[0] > shape[1]:
         total = _sequential_columns(a, b)
         if not np.isnan(total).any():
             return total
         # a NaN sum: numpy's broadcast loops may swap a multiplication's operands, and
         # only the row loop keeps the NaN choice of TFLM's
+        nan_sum = True
+    if x86_nans and nan_sum:
+        return _sequential_rows(a, b, shape, x86_nans=True)
     total = _sequential_rows(a, b, shape)
     if x86_nans and np.isnan(total).any():
         total = _sequential_rows(a, b, shape, x86_nans=True)

@@ -185,7 +185,6 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
     if interpreter not in ("recording", "micro"):
         raise InputError(f"interpreter must be 'recording' or 'micro', not {interpreter!r}")
     recording = interpreter == "recording"
-    reference = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
     accelerated = allocated_interpreter(model, target, op_resolver, recording, max_loop_iterations)
     accelerated.modify_graph_with_delegate(delegate)
 
@@ -239,7 +238,7 @@ def measure_drift(model: Union[Model, str, os.PathLike, bytes], precision: str =
                   if op.custom_code and op.custom_code.startswith(f"DELEGATE_{delegate.name}_"))
     return DriftReport(
         model=os.path.basename(model.source) if model.source != "<bytes>" else "<bytes>",
-        target=reference.target.name, interpreter=interpreter, precision=delegate.precision,
+        target=accelerated.target.name, interpreter=interpreter, precision=delegate.precision,
         clamp=delegate.clamp,
         samples=len(samples),
         input_source="files" if inputs else "random", seeds=seed_list,
